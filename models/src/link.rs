@@ -1,0 +1,96 @@
+//! A link direction: propagation only (serialization belongs to the sending [`Port`]).
+//!
+//! Signals travel about 5 ns per metre in copper twinax (DAC) and in fibre (velocity factor
+//! about 0.67 c; IEEE 802.3 clause 30.5 and vendor DAC datasheets). A link in flight keeps its
+//! packets in a FIFO of arrival times; the simulation holds one pending event per busy link,
+//! for the head packet only.
+//!
+//! [`Port`]: crate::port::Port
+
+use crate::packet::Packet;
+use sim_core::{Duration, Length, Time};
+use std::collections::VecDeque;
+
+/// Propagation delay per metre of cable: 5 ns.
+pub const PS_PER_MM: u64 = 5;
+
+/// Propagation delay of a cable of the given length.
+pub fn cable_delay(len: Length) -> Duration {
+    Duration(len.millimetres() * PS_PER_MM)
+}
+
+/// The wire leaving one port.
+#[derive(Debug, Clone, Default)]
+pub struct Link {
+    pub delay: Duration,
+    flight: VecDeque<(Time, Packet)>,
+}
+
+impl Link {
+    pub fn new(delay: Duration) -> Self {
+        Link {
+            delay,
+            flight: VecDeque::new(),
+        }
+    }
+
+    /// The last bit of `p` left the sender at `now`. Returns the arrival time when the link
+    /// was idle, i.e. when the caller must schedule the head-arrival event.
+    #[inline]
+    pub fn send(&mut self, now: Time, p: Packet) -> Option<Time> {
+        let at = now + self.delay;
+        self.flight.push_back((at, p));
+        (self.flight.len() == 1).then_some(at)
+    }
+
+    /// The head packet has arrived. Returns it and, if more are in flight, the next arrival time.
+    #[inline]
+    pub fn arrive(&mut self) -> (Packet, Option<Time>) {
+        let (_, p) = self.flight.pop_front().expect("arrival event on an empty link");
+        (p, self.flight.front().map(|&(t, _)| t))
+    }
+
+    /// Packets currently on the wire.
+    pub fn in_flight(&self) -> impl Iterator<Item = &Packet> {
+        self.flight.iter().map(|(_, p)| p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::*;
+    use crate::packet::Kind;
+
+    fn pkt(seq: u32) -> Packet {
+        Packet {
+            sent_at: Time::ZERO,
+            flow: FlowId(0),
+            seq,
+            src: HostId(0),
+            dst: HostId(1),
+            payload: 0,
+            frame: 64,
+            entropy: 0,
+            kind: Kind::Data,
+            prio: 0,
+            flags: 0,
+        }
+    }
+
+    #[test]
+    fn three_metre_dac_is_15ns() {
+        assert_eq!(cable_delay(Length::parse("3m").unwrap()), Duration::from_ns(15));
+    }
+
+    #[test]
+    fn idle_link_asks_for_one_event_busy_link_for_none() {
+        let mut l = Link::new(Duration::from_ns(100));
+        assert_eq!(l.send(Time(0), pkt(0)), Some(Time(100_000)));
+        assert_eq!(l.send(Time(5), pkt(1)), None);
+        let (p, next) = l.arrive();
+        assert_eq!((p.seq, next), (0, Some(Time(100_005))));
+        let (p, next) = l.arrive();
+        assert_eq!((p.seq, next), (1, None));
+    }
+}

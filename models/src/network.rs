@@ -1,0 +1,215 @@
+//! The fabric as arenas: nodes, their ports (each with its outgoing link), and routes.
+//!
+//! Ports of a node are contiguous ids, so "the ports of node n" is a range and a port's index
+//! within its node is `port - range.start`. `peer[p]` is the port at the other end of p's
+//! cable: packets p transmits arrive at `peer[p]`'s node.
+
+use crate::ids::{HostId, NodeId, PortId, SwitchId};
+use crate::link::Link;
+use crate::port::Port;
+use crate::routing::{Graph, Routes};
+use crate::topology::{NodeKind, Topology};
+use std::ops::Range;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Host(HostId),
+    Switch(SwitchId),
+}
+
+#[derive(Debug, Clone)]
+pub struct Network {
+    pub names: Vec<String>,
+    pub roles: Vec<Role>,
+    pub node_ports: Vec<Range<u32>>,
+    pub ports: Vec<Port>,
+    /// `links[p]` is the wire leaving port `p`.
+    pub links: Vec<Link>,
+    pub port_node: Vec<NodeId>,
+    pub peer: Vec<PortId>,
+    pub routes: Routes,
+    pub host_node: Vec<NodeId>,
+    pub switch_node: Vec<NodeId>,
+}
+
+impl Network {
+    pub fn build(t: &Topology) -> Network {
+        let n = t.nodes.len();
+        let mut degree = vec![0u32; n];
+        for l in &t.links {
+            degree[l.a.idx()] += 1;
+            degree[l.b.idx()] += 1;
+        }
+        let mut node_ports = Vec::with_capacity(n);
+        let mut next = 0u32;
+        for d in &degree {
+            node_ports.push(next..next + d);
+            next += d;
+        }
+        let total = next as usize;
+        let mut fill: Vec<u32> = node_ports.iter().map(|r| r.start).collect();
+        let mut ports = vec![None; total];
+        let mut links = vec![Link::default(); total];
+        let mut port_node = vec![NodeId(0); total];
+        let mut peer = vec![PortId(0); total];
+        for l in &t.links {
+            let (pa, pb) = (fill[l.a.idx()], fill[l.b.idx()]);
+            fill[l.a.idx()] += 1;
+            fill[l.b.idx()] += 1;
+            for (p, q, node) in [(pa, pb, l.a), (pb, pa, l.b)] {
+                ports[p as usize] = Some(Port::new(l.rate));
+                links[p as usize] = Link::new(l.delay);
+                port_node[p as usize] = node;
+                peer[p as usize] = PortId(q);
+            }
+        }
+        let (mut roles, mut host_node, mut switch_node) = (Vec::with_capacity(n), Vec::new(), Vec::new());
+        for (i, spec) in t.nodes.iter().enumerate() {
+            roles.push(match spec.kind {
+                NodeKind::Host => {
+                    host_node.push(NodeId(i as u32));
+                    Role::Host(HostId(host_node.len() as u32 - 1))
+                }
+                NodeKind::Switch => {
+                    switch_node.push(NodeId(i as u32));
+                    Role::Switch(SwitchId(switch_node.len() as u32 - 1))
+                }
+            });
+        }
+        debug_assert_eq!(host_node, t.hosts);
+        let is_host: Vec<bool> = t.nodes.iter().map(|s| s.kind == NodeKind::Host).collect();
+        let port_peer_node: Vec<NodeId> = peer.iter().map(|q| port_node[q.idx()]).collect();
+        let routes = Routes::build(&Graph {
+            node_ports: &node_ports,
+            port_peer_node: &port_peer_node,
+            is_host: &is_host,
+            hosts: &t.hosts,
+            hosts_forward: t.hosts_forward,
+        });
+        Network {
+            names: t.nodes.iter().map(|s| s.name.clone()).collect(),
+            roles,
+            node_ports,
+            ports: ports
+                .into_iter()
+                .map(|p| p.expect("every port belongs to a link"))
+                .collect(),
+            links,
+            port_node,
+            peer,
+            routes,
+            host_node,
+            switch_node,
+        }
+    }
+
+    /// A readable name for a port: the node it is cabled to, with `#k` for the k-th parallel
+    /// cable to the same node (`to-spine1`, `to-spine1#2`).
+    pub fn port_name(&self, p: PortId) -> String {
+        let node = self.port_node[p.idx()];
+        let far = self.port_node[self.peer[p.idx()].idx()];
+        let nth = self.node_ports[node.idx()]
+            .clone()
+            .take_while(|&q| q != p.0)
+            .filter(|&q| self.port_node[self.peer[q as usize].idx()] == far)
+            .count();
+        if nth == 0 {
+            format!("to-{}", self.names[far.idx()])
+        } else {
+            format!("to-{}#{}", self.names[far.idx()], nth + 1)
+        }
+    }
+
+    /// Every port's index range as `PortId`s.
+    pub fn ports_of(&self, n: NodeId) -> impl Iterator<Item = PortId> {
+        self.node_ports[n.idx()].clone().map(PortId)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::{LinkConfig, TopologyConfig};
+    use sim_core::{BitRate, Duration};
+
+    fn link(g: u64) -> LinkConfig {
+        LinkConfig {
+            rate: BitRate::gbps(g),
+            delay: Some(Duration::from_ns(100)),
+            cable: None,
+        }
+    }
+
+    #[test]
+    fn leaf_routes_up_over_every_spine_and_down_directly() {
+        let t = TopologyConfig::LeafSpine {
+            leaves: 2,
+            spines: 3,
+            hosts_per_leaf: 2,
+            host_link: link(25),
+            fabric_link: link(100),
+            links_per_spine: 1,
+        }
+        .build()
+        .unwrap();
+        let net = Network::build(&t);
+        let leaf0 = NodeId(t.nodes.iter().position(|n| n.name == "leaf0").unwrap() as u32);
+        // h2 is on leaf1: three equal-cost uplinks.
+        let up = net.routes.next_hops(leaf0, HostId(2));
+        assert_eq!(up.len(), 3);
+        assert!(
+            up.iter()
+                .all(|&p| net.names[net.port_node[net.peer[p.idx()].idx()].idx()].starts_with("spine"))
+        );
+        // h1 is local: one port, cabled to h1.
+        let down = net.routes.next_hops(leaf0, HostId(1));
+        assert_eq!(down.len(), 1);
+        assert_eq!(net.port_name(down[0]), "to-h1");
+        // Peers are symmetric.
+        for p in 0..net.ports.len() {
+            assert_eq!(net.peer[net.peer[p].idx()], PortId(p as u32));
+        }
+    }
+
+    #[test]
+    fn fat_tree_has_k_over_2_squared_core_paths() {
+        let t = TopologyConfig::FatTree {
+            k: 4,
+            host_link: link(100),
+            fabric_link: link(100),
+        }
+        .build()
+        .unwrap();
+        let net = Network::build(&t);
+        let edge = NodeId(t.nodes.iter().position(|n| n.name == "edge0-0").unwrap() as u32);
+        let agg = NodeId(t.nodes.iter().position(|n| n.name == "agg0-0").unwrap() as u32);
+        let far = HostId(15); // pod 3
+        assert_eq!(
+            net.routes.next_hops(edge, far).len(),
+            2,
+            "k/2 aggregation uplinks"
+        );
+        assert_eq!(net.routes.next_hops(agg, far).len(), 2, "k/2 core uplinks");
+        assert_eq!(net.routes.next_hops(agg, HostId(0)).len(), 1, "down to its edge");
+    }
+
+    #[test]
+    fn switchless_ring_routes_through_hosts() {
+        let t = TopologyConfig::Ring {
+            hosts: 5,
+            link: link(100),
+        }
+        .build()
+        .unwrap();
+        let net = Network::build(&t);
+        // h0 reaches h2 through h1 (2 hops one way, 3 the other).
+        let hops = net.routes.next_hops(t.hosts[0], HostId(2));
+        assert_eq!(hops.len(), 1);
+        assert_eq!(net.port_name(hops[0]), "to-h1");
+        // Opposite host in a 4-ring would be a tie; in a 5-ring h0->h3 goes via h4.
+        assert_eq!(
+            net.port_name(net.routes.next_hops(t.hosts[0], HostId(3))[0]),
+            "to-h4"
+        );
+    }
+}

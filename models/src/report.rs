@@ -1,0 +1,337 @@
+//! What a run produced: per-flow records, counters, summary statistics and the invariants
+//! every run is checked against.
+
+use crate::ideal;
+use crate::ids::PortId;
+use crate::network::Role;
+use crate::sim::{Sim, StopReason};
+use serde::Serialize;
+
+/// One row of `flows.csv`.
+#[derive(Debug, Clone, Serialize)]
+pub struct FlowRecord {
+    pub flow_id: u32,
+    pub src: String,
+    pub dst: String,
+    pub size_bytes: u64,
+    pub start_ns: f64,
+    pub finish_ns: Option<f64>,
+    pub fct_ns: Option<f64>,
+    pub ideal_fct_ns: f64,
+    pub slowdown: Option<f64>,
+    /// `completed`, or `unfinished: <reason>`.
+    pub status: String,
+}
+
+/// One row of `counters.csv`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CounterRow {
+    pub node: String,
+    pub port: String,
+    pub counter: String,
+    pub value: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Invariant {
+    pub name: &'static str,
+    pub ok: bool,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Default)]
+pub struct Quantiles {
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Default)]
+pub struct Slowdown {
+    pub p50: f64,
+    pub p99: f64,
+}
+
+/// One entry of `summary.json`'s `variants`.
+#[derive(Debug, Clone, Serialize)]
+pub struct VariantSummary {
+    pub name: String,
+    pub flows_total: usize,
+    pub flows_completed: usize,
+    pub fct_ns: Quantiles,
+    pub slowdown: Slowdown,
+    /// Payload bytes delivered, over the span from the first flow start to the last delivery.
+    pub goodput_gbps: f64,
+    pub drops: u64,
+    pub events: u64,
+    pub packet_hops: u64,
+    pub simulated_ns: f64,
+    pub wall_seconds: f64,
+    pub events_per_second: f64,
+    pub packet_hops_per_second: f64,
+    /// Why the run stopped early, if it did.
+    pub incomplete: Option<String>,
+    pub invariants: Vec<Invariant>,
+}
+
+impl VariantSummary {
+    pub fn invariants_hold(&self) -> bool {
+        self.invariants.iter().all(|i| i.ok)
+    }
+}
+
+/// Everything one variant's run produced.
+pub struct VariantReport {
+    pub summary: VariantSummary,
+    pub flows: Vec<FlowRecord>,
+    pub counters: Vec<CounterRow>,
+}
+
+/// Nearest-rank percentile of sorted data (`q` in 0..=1).
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = (q * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+fn ns(t: sim_core::Time) -> f64 {
+    t.as_ns_f64()
+}
+
+impl VariantReport {
+    pub fn new(sim: &Sim, wall_seconds: f64) -> Self {
+        let flows = flow_records(sim);
+        let mut fcts: Vec<f64> = flows.iter().filter_map(|f| f.fct_ns).collect();
+        let mut slow: Vec<f64> = flows.iter().filter_map(|f| f.slowdown).collect();
+        fcts.sort_by(f64::total_cmp);
+        slow.sort_by(f64::total_cmp);
+        let t = &sim.totals;
+        let delivered: u64 = sim.flows.iter().map(|f| f.received_bytes).sum();
+        let first_start = sim.flows.iter().map(|f| f.spec.start).min().unwrap_or_default();
+        let last = sim
+            .flows
+            .iter()
+            .filter_map(|f| f.finish)
+            .max()
+            .unwrap_or(t.end_time)
+            .max(first_start);
+        let span = (last - first_start).as_secs_f64();
+        let per_sec = |x: u64| {
+            if wall_seconds > 0.0 {
+                x as f64 / wall_seconds
+            } else {
+                0.0
+            }
+        };
+        let summary = VariantSummary {
+            name: sim.variant.name.clone(),
+            flows_total: flows.len(),
+            flows_completed: fcts.len(),
+            fct_ns: Quantiles {
+                p50: percentile(&fcts, 0.5),
+                p99: percentile(&fcts, 0.99),
+                max: fcts.last().copied().unwrap_or(0.0),
+            },
+            slowdown: Slowdown {
+                p50: percentile(&slow, 0.5),
+                p99: percentile(&slow, 0.99),
+            },
+            goodput_gbps: if span > 0.0 {
+                delivered as f64 * 8.0 / span / 1e9
+            } else {
+                0.0
+            },
+            drops: t.dropped_packets,
+            events: t.events,
+            packet_hops: t.packet_hops,
+            simulated_ns: ns(t.end_time),
+            wall_seconds,
+            events_per_second: per_sec(t.events),
+            packet_hops_per_second: per_sec(t.packet_hops),
+            incomplete: sim.stopped.as_ref().map(stop_text),
+            invariants: invariants(sim, &flows),
+        };
+        VariantReport {
+            summary,
+            flows,
+            counters: counters(sim),
+        }
+    }
+}
+
+fn stop_text(s: &StopReason) -> String {
+    match s {
+        StopReason::MaxTime(t) => format!("stopped by run.max_time at {t}"),
+        StopReason::MaxEvents(n) => format!("stopped by run.max_events after {n} events"),
+    }
+}
+
+fn flow_records(sim: &Sim) -> Vec<FlowRecord> {
+    let mtu = sim.variant.nic.mtu.0 as u32;
+    sim.flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let ideal = ideal::ideal_fct(&f.spec, mtu, &ideal::path(&sim.net, &f.spec));
+            let fct = f.finish.map(|t| (t - f.spec.start).as_ns_f64());
+            let status = match f.finish {
+                Some(_) => "completed".to_string(),
+                None => format!("unfinished: {}", unfinished_reason(sim, f)),
+            };
+            FlowRecord {
+                flow_id: i as u32,
+                src: format!("h{}", f.spec.src.0),
+                dst: format!("h{}", f.spec.dst.0),
+                size_bytes: f.spec.size,
+                start_ns: ns(f.spec.start),
+                finish_ns: f.finish.map(ns),
+                fct_ns: fct,
+                ideal_fct_ns: ideal.as_ns_f64(),
+                slowdown: fct.map(|x| x / ideal.as_ns_f64().max(1e-3)),
+                status,
+            }
+        })
+        .collect()
+}
+
+fn unfinished_reason(sim: &Sim, f: &crate::flow::Flow) -> String {
+    if f.port == PortId(u32::MAX) && f.spec.start > sim.totals.end_time {
+        return match &sim.stopped {
+            Some(s) => format!("never started ({})", stop_text(s)),
+            None => "never started".into(),
+        };
+    }
+    if f.port == PortId(u32::MAX) {
+        return format!("no route from h{} to h{}", f.spec.src.0, f.spec.dst.0);
+    }
+    if f.dropped_packets > 0 {
+        return format!(
+            "{} of its packets were dropped and this transport does not retransmit ({} of {} bytes delivered)",
+            f.dropped_packets, f.received_bytes, f.spec.size
+        );
+    }
+    match &sim.stopped {
+        Some(s) => format!(
+            "in progress when the run was {s_text} ({} of {} bytes delivered)",
+            f.received_bytes,
+            f.spec.size,
+            s_text = stop_text(s)
+        ),
+        None => format!(
+            "in progress when events ran out ({} of {} bytes delivered)",
+            f.received_bytes, f.spec.size
+        ),
+    }
+}
+
+fn invariants(sim: &Sim, flows: &[FlowRecord]) -> Vec<Invariant> {
+    let t = &sim.totals;
+    let (fp, fb) = sim.in_flight();
+    let mut out = Vec::new();
+    let mut check = |name, ok, detail: String| out.push(Invariant { name, ok, detail });
+    check(
+        "packets_conserved",
+        t.injected_packets == t.delivered_packets + t.dropped_packets + fp,
+        format!(
+            "sent {} = delivered {} + dropped {} + in flight {fp}",
+            t.injected_packets, t.delivered_packets, t.dropped_packets
+        ),
+    );
+    check(
+        "bytes_conserved",
+        t.injected_bytes == t.delivered_bytes + t.dropped_bytes + fb,
+        format!(
+            "sent {} = delivered {} + dropped {} + in flight {fb} (frame bytes)",
+            t.injected_bytes, t.delivered_bytes, t.dropped_bytes
+        ),
+    );
+    let over: Vec<usize> = sim
+        .flows
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| {
+            f.received_bytes > f.spec.size || (f.finish.is_some() && f.received_bytes != f.spec.size)
+        })
+        .map(|(i, _)| i)
+        .collect();
+    check(
+        "delivered_exactly_once",
+        over.is_empty(),
+        if over.is_empty() {
+            "every flow's bytes reached the application at most once, completed flows exactly once".into()
+        } else {
+            format!("flows delivered more or less than their size: {over:?}")
+        },
+    );
+    let early: Vec<u32> = flows
+        .iter()
+        .filter(|f| f.fct_ns.is_some_and(|fct| fct + 1e-3 < f.ideal_fct_ns))
+        .map(|f| f.flow_id)
+        .collect();
+    check(
+        "causality",
+        t.causality_violations == 0 && early.is_empty(),
+        format!(
+            "{} events out of time order; {} flows faster than physically possible {:?}",
+            t.causality_violations,
+            early.len(),
+            &early[..early.len().min(10)]
+        ),
+    );
+    let unexplained = flows
+        .iter()
+        .filter(|f| f.status != "completed" && !f.status.starts_with("unfinished: "))
+        .count();
+    check(
+        "flows_accounted",
+        unexplained == 0,
+        format!(
+            "{} flows completed, {} unfinished with a reason",
+            flows.iter().filter(|f| f.status == "completed").count(),
+            flows.len() - unexplained - flows.iter().filter(|f| f.status == "completed").count()
+        ),
+    );
+    out
+}
+
+fn counters(sim: &Sim) -> Vec<CounterRow> {
+    let net = &sim.net;
+    let mut rows = Vec::new();
+    for (n, name) in net.names.iter().enumerate() {
+        for p in net.ports_of(crate::ids::NodeId(n as u32)) {
+            let c = &net.ports[p.idx()].counters;
+            let port = net.port_name(p);
+            for (counter, value) in [
+                ("tx_packets", c.tx_packets),
+                ("tx_bytes", c.tx_bytes),
+                ("tx_drops", c.tx_drops),
+                ("peak_queue_bytes", c.peak_queue_bytes),
+            ] {
+                rows.push(CounterRow {
+                    node: name.clone(),
+                    port: port.clone(),
+                    counter: counter.into(),
+                    value,
+                });
+            }
+        }
+        if let Role::Host(h) = net.roles[n] {
+            let c = &sim.host_counters[h.idx()];
+            for (counter, value) in [
+                ("data_packets_sent", c.data_packets_sent),
+                ("acks_sent", c.acks_sent),
+                ("out_of_sequence", c.out_of_sequence),
+            ] {
+                rows.push(CounterRow {
+                    node: name.clone(),
+                    port: "nic".into(),
+                    counter: counter.into(),
+                    value,
+                });
+            }
+        }
+    }
+    rows
+}

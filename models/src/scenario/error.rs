@@ -1,0 +1,174 @@
+//! Errors that point at the scenario file: which file, which line, which key, what was expected.
+
+use std::fmt;
+use toml::de::{DeTable, DeValue};
+
+/// A value that failed validation, named by its dotted key path (`topology.host_link.rate`,
+/// `flow[2].dst`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    pub path: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        FieldError {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`: {}", self.path, self.message)
+    }
+}
+
+/// Where a bad value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// `file:line:column` (1-based).
+    File {
+        file: String,
+        line: usize,
+        column: usize,
+    },
+    /// The file, line unknown (e.g. a missing key).
+    FileOnly(String),
+    /// A `--set` on the command line.
+    CommandLine(String),
+}
+
+/// A scenario the simulator cannot run, with everything a user needs to fix it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ScenarioError {
+    pub origin: Origin,
+    /// The key at fault, when one is known.
+    pub key: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.origin {
+            Origin::File { file, line, column } => write!(f, "{file}:{line}:{column}: ")?,
+            Origin::FileOnly(file) => write!(f, "{file}: ")?,
+            Origin::CommandLine(arg) => write!(f, "--set {arg}: ")?,
+        }
+        if let Some(k) = &self.key {
+            write!(f, "`{k}`: ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// One step of a key path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// Split `a.b[2].c` into segments.
+pub fn parse_path(path: &str) -> Vec<Seg> {
+    let mut segs = Vec::new();
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        let mut rest = part;
+        if let Some(i) = rest.find('[') {
+            if i > 0 {
+                segs.push(Seg::Key(rest[..i].to_string()));
+            }
+            rest = &rest[i..];
+            while let Some(stripped) = rest.strip_prefix('[') {
+                let Some(end) = stripped.find(']') else { break };
+                if let Ok(n) = stripped[..end].parse() {
+                    segs.push(Seg::Index(n));
+                }
+                rest = &stripped[end + 1..];
+            }
+        } else {
+            segs.push(Seg::Key(rest.to_string()));
+        }
+    }
+    segs
+}
+
+/// 1-based line and column of a byte offset.
+pub fn line_col(src: &str, offset: usize) -> (usize, usize) {
+    let before = &src[..offset.min(src.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rfind('\n')
+        .map_or(before.len(), |nl| before.len() - nl - 1)
+        + 1;
+    (line, column)
+}
+
+/// Byte offset of the deepest part of `path` present in the document (the key itself when
+/// it exists, otherwise its nearest written ancestor) and how many segments matched.
+/// None when not even the first key is.
+pub fn locate(src: &str, path: &[Seg]) -> Option<(usize, usize)> {
+    let doc = DeTable::parse(src).ok()?;
+    let mut table: &DeTable = doc.get_ref();
+    let mut best = None;
+    let mut depth = 0;
+    let mut value: Option<&DeValue> = None;
+    for seg in path {
+        let next = match (seg, value) {
+            (Seg::Key(k), None) => table
+                .iter()
+                .find(|(key, _)| key.get_ref().as_ref() == k.as_str())
+                .map(|(key, v)| (key.span().start, v)),
+            (Seg::Key(k), Some(DeValue::Table(t))) => {
+                table = t;
+                t.iter()
+                    .find(|(key, _)| key.get_ref().as_ref() == k.as_str())
+                    .map(|(key, v)| (key.span().start, v))
+            }
+            (Seg::Index(i), Some(DeValue::Array(a))) => a.get(*i).map(|v| (v.span().start, v)),
+            _ => None,
+        };
+        let Some((offset, v)) = next else { break };
+        best = Some(offset);
+        depth += 1;
+        value = Some(v.get_ref());
+    }
+    best.map(|b| (b, depth))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_split_into_keys_and_indices() {
+        assert_eq!(
+            parse_path("variant[1].switch.buffer"),
+            vec![
+                Seg::Key("variant".into()),
+                Seg::Index(1),
+                Seg::Key("switch".into()),
+                Seg::Key("buffer".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn keys_are_found_in_tables_arrays_and_dotted_keys() {
+        let src = "seed = 1\n[topology]\nkind = \"star\"\nhost_link = { rate = \"1G\" }\n\n[[flow]]\nsrc = 0\n[[flow]]\nsrc = 1\ndst.x = 3\n";
+        let at = |p: &str| locate(src, &parse_path(p)).map(|(o, _)| line_col(src, o).0);
+        assert_eq!(at("seed"), Some(1));
+        assert_eq!(at("topology.kind"), Some(3));
+        assert_eq!(at("topology.host_link.rate"), Some(4));
+        assert_eq!(at("flow[1].src"), Some(9));
+        assert_eq!(at("flow[1].dst.x"), Some(10));
+        assert_eq!(
+            at("topology.missing"),
+            Some(2),
+            "falls back to the nearest ancestor"
+        );
+        assert_eq!(at("nothing"), None);
+    }
+}

@@ -1,0 +1,349 @@
+//! The scenario file: schema, loading, overrides, variants and validation.
+//!
+//! Loading is two-staged (ripgrep's "low-level then high-level args"): the TOML text is parsed
+//! into a tree, `--set` overrides and `--seed` are written into that tree, each variant's
+//! overrides are deep-merged over the base, and only then is every tree deserialized into the
+//! typed, `deny_unknown_fields` schema below and validated. Any error is reported against the
+//! file, line and key it came from (or the `--set` argument), never as a panic.
+//!
+//! Variants share the base's topology and traffic: they may change anything else (switch,
+//! NIC, transport, limits), which is how RoCEv2 and UEC are put side by side.
+
+pub mod error;
+pub mod overrides;
+
+pub use error::{FieldError, Origin, ScenarioError};
+
+use crate::nic::NicConfig;
+use crate::switch::SwitchConfig;
+use crate::topology::{Topology, TopologyConfig};
+use crate::workload::{FlowConfig, FlowSpec, WorkloadConfig, explicit_flows};
+use error::{Seg, line_col, locate, parse_path};
+use serde::Deserialize;
+use sim_core::{Duration, RngStreams};
+use std::path::Path;
+use toml::{Table, Value};
+
+/// Bounds on a run. A run stopped by one is reported as incomplete, with the reason.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RunLimits {
+    /// Stop at this simulated time.
+    #[serde(default)]
+    pub max_time: Option<Duration>,
+    /// Stop after this many events.
+    #[serde(default)]
+    pub max_events: Option<u64>,
+}
+
+/// The file as written (after overrides and variant merging).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScenarioFile {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    #[allow(dead_code)] // documentation for humans; accepted so files can carry it
+    description: Option<String>,
+    #[serde(default = "default_seed")]
+    seed: u64,
+    topology: TopologyConfig,
+    #[serde(default)]
+    switch: SwitchConfig,
+    #[serde(default)]
+    nic: NicConfig,
+    #[serde(default)]
+    run: RunLimits,
+    #[serde(default)]
+    workload: Vec<WorkloadConfig>,
+    #[serde(default)]
+    flow: Vec<FlowConfig>,
+    #[serde(default)]
+    #[allow(dead_code)] // merged before deserialization; kept so the key is known
+    variant: Vec<Table>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// One configuration to run on the scenario's topology and traffic.
+#[derive(Debug, Clone)]
+pub struct Variant {
+    pub name: String,
+    pub switch: SwitchConfig,
+    pub nic: NicConfig,
+    pub limits: RunLimits,
+}
+
+/// A validated scenario, ready to run.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub seed: u64,
+    /// FNV-1a of the file text and the overrides: identifies exactly what was run.
+    pub hash: u64,
+    pub topology: Topology,
+    pub flows: Vec<FlowSpec>,
+    pub variants: Vec<Variant>,
+}
+
+/// Keys a variant may not override: variants run on identical topology and traffic.
+const SHARED_KEYS: &[&str] = &["topology", "workload", "flow", "seed", "variant", "description"];
+
+/// Command-line adjustments applied before validation.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `key.path=value` strings, as given to `--set`.
+    pub set: Vec<String>,
+    pub seed: Option<u64>,
+}
+
+/// Read and validate a scenario file.
+pub fn load(path: &Path, ov: &Overrides) -> Result<Scenario, ScenarioError> {
+    let file = path.display().to_string();
+    let src = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        origin: Origin::FileOnly(file.clone()),
+        key: None,
+        message: format!("cannot read the scenario: {e}"),
+    })?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scenario".into());
+    parse(&src, &file, &stem, ov)
+}
+
+/// Validate scenario text. `file` names it in errors; `default_name` is used when it has no `name`.
+pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Result<Scenario, ScenarioError> {
+    let ctx = Ctx {
+        src,
+        file,
+        set: &ov.set,
+    };
+    let mut root: Table = toml::from_str(src).map_err(|e| {
+        let (line, column) = line_col(src, e.span().map_or(0, |s| s.start));
+        ScenarioError {
+            origin: Origin::File {
+                file: file.into(),
+                line,
+                column,
+            },
+            key: None,
+            message: format!("not valid TOML: {}", e.message()),
+        }
+    })?;
+    for arg in &ov.set {
+        let cl = |message: String| ScenarioError {
+            origin: Origin::CommandLine(arg.clone()),
+            key: None,
+            message,
+        };
+        let (segs, value) = overrides::parse_assignment(arg).map_err(cl)?;
+        overrides::set(&mut root, &segs, value).map_err(cl)?;
+    }
+    if let Some(seed) = ov.seed {
+        root.insert("seed".into(), Value::Integer(seed as i64));
+    }
+    let variant_tables = take_variants(&mut root, &ctx)?;
+
+    let base: ScenarioFile = ctx.deserialize(Value::Table(root.clone()), None)?;
+    let topology = base.topology.build().map_err(|e| ctx.field(e, None))?;
+    let streams = RngStreams::new(base.seed);
+    let mut flows = explicit_flows(&base.flow, &topology).map_err(|e| ctx.field(e, None))?;
+    for (i, w) in base.workload.iter().enumerate() {
+        flows.extend(
+            w.generate(i, &topology, &streams)
+                .map_err(|e| ctx.field(e, None))?,
+        );
+    }
+    if flows.is_empty() {
+        return Err(ctx.field(
+            FieldError::new(
+                "workload",
+                "the scenario has no traffic: add [[workload]] or [[flow]]",
+            ),
+            None,
+        ));
+    }
+    let name = base.name.clone().unwrap_or_else(|| default_name.to_string());
+    let mut variants = Vec::new();
+    if variant_tables.is_empty() {
+        variants.push(ctx.variant(&name, &base, None)?);
+    }
+    for (i, (vname, over)) in variant_tables.iter().enumerate() {
+        let mut merged = root.clone();
+        overrides::merge(&mut merged, over);
+        let file: ScenarioFile = ctx.deserialize(Value::Table(merged), Some(i))?;
+        variants.push(ctx.variant(vname, &file, Some(i))?);
+    }
+    let mut hash = fnv(0xcbf2_9ce4_8422_2325, src.as_bytes());
+    for s in &ov.set {
+        hash = fnv(hash, s.as_bytes());
+    }
+    Ok(Scenario {
+        name,
+        seed: base.seed,
+        hash,
+        topology,
+        flows,
+        variants,
+    })
+}
+
+fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Remove `[[variant]]` from the tree and check each: a unique `name`, no shared keys.
+fn take_variants(root: &mut Table, ctx: &Ctx) -> Result<Vec<(String, Table)>, ScenarioError> {
+    let Some(v) = root.remove("variant") else {
+        return Ok(Vec::new());
+    };
+    let Value::Array(list) = v else {
+        return Err(ctx.field(
+            FieldError::new("variant", "expected an array of tables: [[variant]]"),
+            None,
+        ));
+    };
+    let mut out: Vec<(String, Table)> = Vec::new();
+    for (i, item) in list.into_iter().enumerate() {
+        let Value::Table(mut t) = item else {
+            return Err(ctx.field(FieldError::new(format!("variant[{i}]"), "expected a table"), None));
+        };
+        let name = match t.remove("name") {
+            Some(Value::String(s)) if !s.trim().is_empty() => s,
+            _ => {
+                return Err(ctx.field(
+                    FieldError::new(
+                        format!("variant[{i}].name"),
+                        "every variant needs a `name` string",
+                    ),
+                    None,
+                ));
+            }
+        };
+        if out.iter().any(|(n, _)| *n == name) {
+            return Err(ctx.field(
+                FieldError::new(
+                    format!("variant[{i}].name"),
+                    format!("duplicate variant name \"{name}\""),
+                ),
+                None,
+            ));
+        }
+        if let Some(k) = t
+            .keys()
+            .find(|k| SHARED_KEYS.contains(&k.as_str()) || *k == "name")
+        {
+            return Err(ctx.field(
+                FieldError::new(
+                    format!("variant[{i}].{k}"),
+                    "variants share the base topology and traffic; set this in the base scenario",
+                ),
+                None,
+            ));
+        }
+        out.push((name, t));
+    }
+    Ok(out)
+}
+
+struct Ctx<'a> {
+    src: &'a str,
+    file: &'a str,
+    set: &'a [String],
+}
+
+impl Ctx<'_> {
+    fn deserialize(&self, v: Value, variant: Option<usize>) -> Result<ScenarioFile, ScenarioError> {
+        serde_path_to_error::deserialize::<_, ScenarioFile>(v).map_err(|e| {
+            let mut path = e.path().to_string();
+            let msg = e.inner().message().to_string();
+            // For an unknown field the path names its table; point at the field itself.
+            if let Some(field) = msg
+                .strip_prefix("unknown field `")
+                .and_then(|m| m.split('`').next())
+            {
+                path = if path == "." {
+                    field.to_string()
+                } else {
+                    format!("{path}.{field}")
+                };
+            }
+            if path == "." {
+                path = msg
+                    .strip_prefix("missing field `")
+                    .and_then(|m| m.split('`').next())
+                    .unwrap_or("")
+                    .to_string();
+            }
+            self.field(FieldError::new(path, msg), variant)
+        })
+    }
+
+    fn variant(&self, name: &str, f: &ScenarioFile, index: Option<usize>) -> Result<Variant, ScenarioError> {
+        let key = |k: &str| index.map_or(k.to_string(), |i| format!("variant[{i}].{k}"));
+        f.switch.validate().map_err(|e| self.field(e, index))?;
+        f.nic.validate().map_err(|e| self.field(e, index))?;
+        if f.run.max_time == Some(Duration::ZERO) {
+            return Err(self.field(
+                FieldError::new(key("run.max_time"), "must be greater than zero"),
+                None,
+            ));
+        }
+        Ok(Variant {
+            name: name.to_string(),
+            switch: f.switch.clone(),
+            nic: f.nic.clone(),
+            limits: f.run.clone(),
+        })
+    }
+
+    /// Attach file, line and origin to a field error. For a variant, the key is looked up
+    /// in that variant's table first, then in the base.
+    fn field(&self, e: FieldError, variant: Option<usize>) -> ScenarioError {
+        let segs = parse_path(&e.path);
+        let from_cli = self.set.iter().find(|a| {
+            a.split_once('=').is_some_and(|(k, _)| {
+                let k = parse_path(k.trim());
+                segs.starts_with(&k) || k.starts_with(&segs)
+            })
+        });
+        if let Some(arg) = from_cli {
+            return ScenarioError {
+                origin: Origin::CommandLine(arg.clone()),
+                key: Some(e.path),
+                message: e.message,
+            };
+        }
+        // In a variant, the key may have been written in the variant's table or in the base.
+        let in_variant = variant.and_then(|i| {
+            let mut v = vec![Seg::Key("variant".into()), Seg::Index(i)];
+            v.extend(segs.iter().cloned());
+            locate(self.src, &v)
+                .filter(|&(_, depth)| depth == v.len())
+                .map(|(o, _)| o)
+        });
+        let offset = in_variant.or_else(|| locate(self.src, &segs).map(|(o, _)| o));
+        let origin = match offset {
+            Some(o) => {
+                let (line, column) = line_col(self.src, o);
+                Origin::File {
+                    file: self.file.into(),
+                    line,
+                    column,
+                }
+            }
+            None => Origin::FileOnly(self.file.into()),
+        };
+        ScenarioError {
+            origin,
+            key: (!e.path.is_empty()).then_some(e.path),
+            message: e.message,
+        }
+    }
+}

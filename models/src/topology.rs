@@ -1,0 +1,375 @@
+//! Topologies users describe in `[topology]`, expanded into nodes and links.
+//!
+//! * `back-to-back`: two hosts on one cable (a 100G DAC between two ConnectX NICs).
+//! * `ring`: N hosts, each cabled to its two neighbours, no switch (3 hosts: a full mesh).
+//!   Hosts forward transit traffic, as a Linux box with `ip_forward` would.
+//! * `star`: N hosts on one switch.
+//! * `leaf-spine`: two tiers (Clos), every leaf cabled to every spine; host and uplink rates
+//!   may differ (e.g. AS7326-56X: 48x25G down, 8x100G up).
+//! * `fat-tree`: the k-ary three-tier fat tree of Al-Fares, Loukissas and Vahdat ("A scalable,
+//!   commodity data center network architecture", SIGCOMM 2008): k pods of k/2 edge and k/2
+//!   aggregation switches, (k/2)^2 cores, k^3/4 hosts.
+
+use crate::ids::NodeId;
+use crate::link::cable_delay;
+use crate::scenario::FieldError;
+use serde::Deserialize;
+use sim_core::{BitRate, Duration, Length};
+
+/// One cable type: rate and either a propagation delay or a cable length (5 ns/m).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    pub rate: BitRate,
+    #[serde(default)]
+    pub delay: Option<Duration>,
+    #[serde(default)]
+    pub cable: Option<Length>,
+}
+
+impl LinkConfig {
+    /// The propagation delay, from `delay` or `cable`.
+    pub fn delay(&self, key: &str) -> Result<Duration, FieldError> {
+        match (self.delay, self.cable) {
+            (Some(d), None) => Ok(d),
+            (None, Some(len)) => Ok(cable_delay(len)),
+            (Some(_), Some(_)) => Err(FieldError::new(key, "give either `delay` or `cable`, not both")),
+            (None, None) => Err(FieldError::new(
+                key,
+                "missing the propagation delay: give `delay = \"1us\"` or a cable length `cable = \"3m\"`",
+            )),
+        }
+    }
+}
+
+/// `[topology]` as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum TopologyConfig {
+    BackToBack {
+        link: LinkConfig,
+    },
+    Ring {
+        hosts: u32,
+        link: LinkConfig,
+    },
+    Star {
+        hosts: u32,
+        host_link: LinkConfig,
+    },
+    LeafSpine {
+        leaves: u32,
+        spines: u32,
+        hosts_per_leaf: u32,
+        host_link: LinkConfig,
+        fabric_link: LinkConfig,
+        /// Parallel cables between each leaf and each spine.
+        #[serde(default = "one")]
+        links_per_spine: u32,
+    },
+    FatTree {
+        k: u32,
+        host_link: LinkConfig,
+        fabric_link: LinkConfig,
+    },
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeKind {
+    Host,
+    Switch,
+}
+
+#[derive(Debug, Clone)]
+pub struct NodeSpec {
+    pub name: String,
+    pub kind: NodeKind,
+}
+
+/// A full-duplex cable between nodes `a` and `b`.
+#[derive(Debug, Clone, Copy)]
+pub struct LinkSpec {
+    pub a: NodeId,
+    pub b: NodeId,
+    pub rate: BitRate,
+    pub delay: Duration,
+}
+
+/// The expanded graph.
+#[derive(Debug, Clone, Default)]
+pub struct Topology {
+    pub nodes: Vec<NodeSpec>,
+    pub links: Vec<LinkSpec>,
+    /// `hosts[i]` is the node of host `h{i}`.
+    pub hosts: Vec<NodeId>,
+    /// Hosts forward packets that are not theirs (switchless rings).
+    pub hosts_forward: bool,
+}
+
+/// Largest fabric we agree to build (nodes), to turn typos like `k = 4000` into errors.
+const MAX_NODES: u64 = 2_000_000;
+
+impl Topology {
+    fn add(&mut self, name: String, kind: NodeKind) -> NodeId {
+        let id = NodeId(self.nodes.len() as u32);
+        self.nodes.push(NodeSpec { name, kind });
+        if kind == NodeKind::Host {
+            self.hosts.push(id);
+        }
+        id
+    }
+
+    fn connect(&mut self, a: NodeId, b: NodeId, rate: BitRate, delay: Duration) {
+        self.links.push(LinkSpec { a, b, rate, delay });
+    }
+
+    fn add_hosts(&mut self, n: u32) -> Vec<NodeId> {
+        (0..n)
+            .map(|_| self.add(format!("h{}", self.hosts.len()), NodeKind::Host))
+            .collect()
+    }
+
+    /// Rate of the first cable of host `h` (its NIC's line rate).
+    pub fn host_rate(&self, h: crate::ids::HostId) -> BitRate {
+        let node = self.hosts[h.idx()];
+        self.links
+            .iter()
+            .find(|l| l.a == node || l.b == node)
+            .map_or(BitRate(1), |l| l.rate)
+    }
+
+    pub fn node_name(&self, n: NodeId) -> &str {
+        &self.nodes[n.idx()].name
+    }
+}
+
+fn at_least(key: &str, v: u32, min: u32) -> Result<(), FieldError> {
+    if v < min {
+        Err(FieldError::new(key, format!("must be at least {min}, got {v}")))
+    } else {
+        Ok(())
+    }
+}
+
+fn size_check(nodes: u64) -> Result<(), FieldError> {
+    if nodes > MAX_NODES {
+        return Err(FieldError::new(
+            "topology",
+            format!("{nodes} nodes is more than the {MAX_NODES} supported"),
+        ));
+    }
+    Ok(())
+}
+
+impl TopologyConfig {
+    /// Expand into nodes and links, validating every number.
+    pub fn build(&self) -> Result<Topology, FieldError> {
+        let mut t = Topology::default();
+        match self {
+            TopologyConfig::BackToBack { link } => {
+                let d = link.delay("topology.link")?;
+                let h = t.add_hosts(2);
+                t.connect(h[0], h[1], link.rate, d);
+            }
+            TopologyConfig::Ring { hosts, link } => {
+                at_least("topology.hosts", *hosts, 3)?;
+                size_check(*hosts as u64)?;
+                let d = link.delay("topology.link")?;
+                let h = t.add_hosts(*hosts);
+                let n = h.len();
+                // A ring of 3 is a triangle: every pair is cabled once.
+                for i in 0..n {
+                    t.connect(h[i], h[(i + 1) % n], link.rate, d);
+                }
+                t.hosts_forward = n > 3;
+            }
+            TopologyConfig::Star { hosts, host_link } => {
+                at_least("topology.hosts", *hosts, 2)?;
+                size_check(*hosts as u64 + 1)?;
+                let d = host_link.delay("topology.host_link")?;
+                let h = t.add_hosts(*hosts);
+                let sw = t.add("sw0".into(), NodeKind::Switch);
+                for &x in &h {
+                    t.connect(x, sw, host_link.rate, d);
+                }
+            }
+            TopologyConfig::LeafSpine {
+                leaves,
+                spines,
+                hosts_per_leaf,
+                host_link,
+                fabric_link,
+                links_per_spine,
+            } => {
+                at_least("topology.leaves", *leaves, 1)?;
+                at_least("topology.spines", *spines, if *leaves > 1 { 1 } else { 0 })?;
+                at_least("topology.hosts_per_leaf", *hosts_per_leaf, 1)?;
+                at_least("topology.links_per_spine", *links_per_spine, 1)?;
+                if *leaves as u64 * *hosts_per_leaf as u64 <= 1 {
+                    return Err(FieldError::new(
+                        "topology.hosts_per_leaf",
+                        "a fabric needs at least two hosts",
+                    ));
+                }
+                size_check(*leaves as u64 * (*hosts_per_leaf as u64 + 1) + *spines as u64)?;
+                let hd = host_link.delay("topology.host_link")?;
+                let fd = fabric_link.delay("topology.fabric_link")?;
+                let mut leaf_ids = Vec::new();
+                for l in 0..*leaves {
+                    let hosts = t.add_hosts(*hosts_per_leaf);
+                    let leaf = t.add(format!("leaf{l}"), NodeKind::Switch);
+                    for h in hosts {
+                        t.connect(h, leaf, host_link.rate, hd);
+                    }
+                    leaf_ids.push(leaf);
+                }
+                for s in 0..*spines {
+                    let spine = t.add(format!("spine{s}"), NodeKind::Switch);
+                    for &leaf in &leaf_ids {
+                        for _ in 0..*links_per_spine {
+                            t.connect(leaf, spine, fabric_link.rate, fd);
+                        }
+                    }
+                }
+            }
+            TopologyConfig::FatTree {
+                k,
+                host_link,
+                fabric_link,
+            } => {
+                if *k < 2 || k % 2 != 0 {
+                    return Err(FieldError::new(
+                        "topology.k",
+                        format!("must be an even number >= 2, got {k}"),
+                    ));
+                }
+                let (k, half) = (*k, *k / 2);
+                size_check(k as u64 * k as u64 * k as u64 / 4 + 5 * k as u64 * k as u64 / 4)?;
+                let hd = host_link.delay("topology.host_link")?;
+                let fd = fabric_link.delay("topology.fabric_link")?;
+                let cores: Vec<NodeId> = (0..half * half)
+                    .map(|c| t.add(format!("core{c}"), NodeKind::Switch))
+                    .collect();
+                for p in 0..k {
+                    let mut edges = Vec::new();
+                    for e in 0..half {
+                        let hosts = t.add_hosts(half);
+                        let edge = t.add(format!("edge{p}-{e}"), NodeKind::Switch);
+                        for h in hosts {
+                            t.connect(h, edge, host_link.rate, hd);
+                        }
+                        edges.push(edge);
+                    }
+                    for a in 0..half {
+                        let agg = t.add(format!("agg{p}-{a}"), NodeKind::Switch);
+                        for &edge in &edges {
+                            t.connect(edge, agg, fabric_link.rate, fd);
+                        }
+                        for c in 0..half {
+                            t.connect(agg, cores[(a * half + c) as usize], fabric_link.rate, fd);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link(rate: &str) -> LinkConfig {
+        LinkConfig {
+            rate: BitRate::parse(rate).unwrap(),
+            delay: Some(Duration::from_ns(100)),
+            cable: None,
+        }
+    }
+
+    fn degree(t: &Topology, n: NodeId) -> usize {
+        t.links.iter().filter(|l| l.a == n || l.b == n).count()
+    }
+
+    #[test]
+    fn fat_tree_has_textbook_counts() {
+        for k in [2u32, 4, 8] {
+            let t = TopologyConfig::FatTree {
+                k,
+                host_link: link("100Gbps"),
+                fabric_link: link("100Gbps"),
+            }
+            .build()
+            .unwrap();
+            assert_eq!(t.hosts.len() as u32, k * k * k / 4);
+            let switches = t.nodes.iter().filter(|n| n.kind == NodeKind::Switch).count() as u32;
+            assert_eq!(switches, 5 * k * k / 4);
+            // Every switch has exactly k ports.
+            for (i, n) in t.nodes.iter().enumerate() {
+                if n.kind == NodeKind::Switch {
+                    assert_eq!(degree(&t, NodeId(i as u32)), k as usize, "{}", n.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn leaf_spine_rates_differ_by_tier() {
+        let t = TopologyConfig::LeafSpine {
+            leaves: 2,
+            spines: 4,
+            hosts_per_leaf: 3,
+            host_link: link("25Gbps"),
+            fabric_link: link("100Gbps"),
+            links_per_spine: 2,
+        }
+        .build()
+        .unwrap();
+        assert_eq!(t.hosts.len(), 6);
+        assert_eq!(t.links.iter().filter(|l| l.rate == BitRate::gbps(25)).count(), 6);
+        assert_eq!(
+            t.links.iter().filter(|l| l.rate == BitRate::gbps(100)).count(),
+            2 * 4 * 2
+        );
+    }
+
+    #[test]
+    fn link_needs_exactly_one_delay_source() {
+        let both = LinkConfig {
+            rate: BitRate::gbps(1),
+            delay: Some(Duration(1)),
+            cable: Some(Length(1)),
+        };
+        assert!(both.delay("x").unwrap_err().message.contains("not both"));
+        let none = LinkConfig {
+            rate: BitRate::gbps(1),
+            delay: None,
+            cable: None,
+        };
+        assert!(none.delay("x").unwrap_err().message.contains("cable"));
+    }
+
+    #[test]
+    fn bad_numbers_name_their_key() {
+        let e = TopologyConfig::FatTree {
+            k: 3,
+            host_link: link("1Gbps"),
+            fabric_link: link("1Gbps"),
+        }
+        .build()
+        .unwrap_err();
+        assert_eq!(e.path, "topology.k");
+        let e = TopologyConfig::Ring {
+            hosts: 2,
+            link: link("1Gbps"),
+        }
+        .build()
+        .unwrap_err();
+        assert_eq!(e.path, "topology.hosts");
+    }
+}

@@ -1,0 +1,438 @@
+//! Traffic: what flows exist, between which hosts, how large, starting when.
+//!
+//! Every generator turns its `[[workload]]` table into a list of [`FlowSpec`]s before the run
+//! starts, drawing from its own seeded stream, so variants of a scenario see identical traffic.
+//! New generators (size CDFs, collectives, imported traffic matrices) are new enum variants
+//! with a `generate` arm; nothing else changes.
+
+use crate::ids::HostId;
+use crate::scenario::FieldError;
+use crate::topology::Topology;
+use rand::RngExt;
+use rand::seq::SliceRandom;
+use rand_distr::{Distribution, Exp};
+use serde::Deserialize;
+use sim_core::{Bytes, Duration, RngStreams, Time};
+use std::fmt;
+
+/// Default 802.1p priority of data: the lossless class most RoCE deployments configure
+/// (NVIDIA "RoCE configuration for ConnectX": PFC on priority 3).
+pub const DEFAULT_PRIO: u8 = 3;
+
+/// One message from `src` to `dst`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlowSpec {
+    pub src: HostId,
+    pub dst: HostId,
+    pub size: u64,
+    pub start: Time,
+    pub prio: u8,
+}
+
+/// A host named `"h3"` or by its index `3`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostRef {
+    Index(u64),
+    Name(String),
+}
+
+impl<'de> Deserialize<'de> for HostRef {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = HostRef;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a host such as \"h3\" or its index 3")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<HostRef, E> {
+                Ok(HostRef::Name(s.to_string()))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<HostRef, E> {
+                u64::try_from(v)
+                    .map(HostRef::Index)
+                    .map_err(|_| E::custom(format!("no host has index {v}")))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<HostRef, E> {
+                Ok(HostRef::Index(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl HostRef {
+    fn resolve(&self, hosts: usize, key: &str) -> Result<HostId, FieldError> {
+        let idx = match self {
+            HostRef::Index(i) => Some(*i),
+            HostRef::Name(s) => s.strip_prefix('h').and_then(|n| n.parse::<u64>().ok()),
+        };
+        match idx {
+            Some(i) if (i as usize) < hosts => Ok(HostId(i as u32)),
+            _ => Err(FieldError::new(
+                key,
+                format!(
+                    "unknown host {self}: this topology has hosts h0..h{}",
+                    hosts.saturating_sub(1)
+                ),
+            )),
+        }
+    }
+}
+
+impl fmt::Display for HostRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HostRef::Index(i) => write!(f, "{i}"),
+            HostRef::Name(s) => write!(f, "\"{s}\""),
+        }
+    }
+}
+
+/// One `[[flow]]` as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowConfig {
+    pub src: HostRef,
+    pub dst: HostRef,
+    pub size: Bytes,
+    #[serde(default)]
+    pub start: Duration,
+    #[serde(default = "default_prio")]
+    pub prio: u8,
+}
+
+fn default_prio() -> u8 {
+    DEFAULT_PRIO
+}
+
+/// One `[[workload]]` generator as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum WorkloadConfig {
+    /// Every host sends `size` to one peer; the peers form a seeded random derangement.
+    Permutation {
+        size: Bytes,
+        #[serde(default)]
+        start: Duration,
+        #[serde(default = "default_prio")]
+        prio: u8,
+    },
+    /// `senders` hosts (default: all others) each send `size` to `receiver` at once.
+    Incast {
+        #[serde(default = "h0")]
+        receiver: HostRef,
+        #[serde(default)]
+        senders: Option<u32>,
+        size: Bytes,
+        #[serde(default)]
+        start: Duration,
+        #[serde(default = "default_prio")]
+        prio: u8,
+    },
+    /// Every host sends `size` to every other host.
+    AllToAll {
+        size: Bytes,
+        #[serde(default)]
+        start: Duration,
+        #[serde(default = "default_prio")]
+        prio: u8,
+    },
+    /// Each source starts flows of `size` at Poisson times so that it offers `load` (fraction
+    /// of its link rate, counted in payload bytes) from `start` for `duration`; destinations
+    /// are uniform over the other hosts, or `dst` when given.
+    Poisson {
+        load: f64,
+        size: Bytes,
+        duration: Duration,
+        #[serde(default)]
+        start: Duration,
+        #[serde(default)]
+        sources: Option<Vec<HostRef>>,
+        #[serde(default)]
+        dst: Option<HostRef>,
+        #[serde(default = "default_prio")]
+        prio: u8,
+    },
+}
+
+fn h0() -> HostRef {
+    HostRef::Index(0)
+}
+
+fn check_size(size: Bytes, key: &str) -> Result<u64, FieldError> {
+    if size.0 == 0 {
+        return Err(FieldError::new(key, "a flow must carry at least one byte"));
+    }
+    if size.0 > u32::MAX as u64 * 1024 {
+        return Err(FieldError::new(
+            key,
+            format!("{size} is larger than the supported 4 TiB per flow"),
+        ));
+    }
+    Ok(size.0)
+}
+
+fn check_prio(prio: u8, key: &str) -> Result<u8, FieldError> {
+    if prio > 7 {
+        Err(FieldError::new(
+            key,
+            format!("802.1p priorities are 0..=7, got {prio}"),
+        ))
+    } else {
+        Ok(prio)
+    }
+}
+
+/// Validate explicit `[[flow]]` entries.
+pub fn explicit_flows(flows: &[FlowConfig], topo: &Topology) -> Result<Vec<FlowSpec>, FieldError> {
+    let n = topo.hosts.len();
+    flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let (src, dst) = (
+                f.src.resolve(n, &format!("flow[{i}].src"))?,
+                f.dst.resolve(n, &format!("flow[{i}].dst"))?,
+            );
+            if src == dst {
+                return Err(FieldError::new(
+                    format!("flow[{i}].dst"),
+                    format!("a flow to itself (h{})", src.0),
+                ));
+            }
+            Ok(FlowSpec {
+                src,
+                dst,
+                size: check_size(f.size, &format!("flow[{i}].size"))?,
+                start: Time::ZERO + f.start,
+                prio: check_prio(f.prio, &format!("flow[{i}].prio"))?,
+            })
+        })
+        .collect()
+}
+
+/// A uniformly random derangement of `0..n` (no host sends to itself), by rejection:
+/// a uniform shuffle is a derangement with probability about 1/e.
+fn derangement(n: usize, rng: &mut impl rand::Rng) -> Vec<usize> {
+    let mut p: Vec<usize> = (0..n).collect();
+    loop {
+        p.shuffle(rng);
+        if p.iter().enumerate().all(|(i, &x)| i != x) {
+            return p;
+        }
+    }
+}
+
+impl WorkloadConfig {
+    /// Expand into flows. `index` is this generator's position in `[[workload]]`.
+    pub fn generate(
+        &self,
+        index: usize,
+        topo: &Topology,
+        streams: &RngStreams,
+    ) -> Result<Vec<FlowSpec>, FieldError> {
+        let key = |field: &str| format!("workload[{index}].{field}");
+        let n = topo.hosts.len();
+        let mut rng = streams.stream("workload", index as u64);
+        let host = |i: usize| HostId(i as u32);
+        let mut flows = Vec::new();
+        match self {
+            WorkloadConfig::Permutation { size, start, prio } => {
+                let (size, prio) = (check_size(*size, &key("size"))?, check_prio(*prio, &key("prio"))?);
+                for (src, dst) in derangement(n, &mut rng).into_iter().enumerate() {
+                    flows.push(FlowSpec {
+                        src: host(src),
+                        dst: host(dst),
+                        size,
+                        start: Time::ZERO + *start,
+                        prio,
+                    });
+                }
+            }
+            WorkloadConfig::Incast {
+                receiver,
+                senders,
+                size,
+                start,
+                prio,
+            } => {
+                let (size, prio) = (check_size(*size, &key("size"))?, check_prio(*prio, &key("prio"))?);
+                let dst = receiver.resolve(n, &key("receiver"))?;
+                let count = senders.unwrap_or(n as u32 - 1) as usize;
+                if count == 0 || count > n - 1 {
+                    return Err(FieldError::new(
+                        key("senders"),
+                        format!("must be between 1 and {} (hosts - 1), got {count}", n - 1),
+                    ));
+                }
+                let others = (0..n).map(host).filter(|&h| h != dst);
+                for src in others.take(count) {
+                    flows.push(FlowSpec {
+                        src,
+                        dst,
+                        size,
+                        start: Time::ZERO + *start,
+                        prio,
+                    });
+                }
+            }
+            WorkloadConfig::AllToAll { size, start, prio } => {
+                let (size, prio) = (check_size(*size, &key("size"))?, check_prio(*prio, &key("prio"))?);
+                for s in 0..n {
+                    for d in (0..n).filter(|&d| d != s) {
+                        flows.push(FlowSpec {
+                            src: host(s),
+                            dst: host(d),
+                            size,
+                            start: Time::ZERO + *start,
+                            prio,
+                        });
+                    }
+                }
+            }
+            WorkloadConfig::Poisson {
+                load,
+                size,
+                duration,
+                start,
+                sources,
+                dst,
+                prio,
+            } => {
+                let (size, prio) = (check_size(*size, &key("size"))?, check_prio(*prio, &key("prio"))?);
+                if !(*load > 0.0 && *load <= 1.0) {
+                    return Err(FieldError::new(
+                        key("load"),
+                        format!("must be in (0, 1], got {load}"),
+                    ));
+                }
+                let dst = dst.as_ref().map(|d| d.resolve(n, &key("dst"))).transpose()?;
+                let srcs: Vec<HostId> = match sources {
+                    Some(list) => list
+                        .iter()
+                        .enumerate()
+                        .map(|(i, h)| h.resolve(n, &key(&format!("sources[{i}]"))))
+                        .collect::<Result<_, _>>()?,
+                    None => (0..n).map(host).filter(|&h| Some(h) != dst).collect(),
+                };
+                let end = Time::ZERO + *start + *duration;
+                for &src in &srcs {
+                    if Some(src) == dst {
+                        return Err(FieldError::new(key("dst"), "a source cannot send to itself"));
+                    }
+                    let rate = topo.host_rate(src).as_gbps() * 1e9;
+                    // Mean inter-arrival (ps) such that size*8 bits per gap is `load` of the rate.
+                    let mean_gap_ps = size as f64 * 8.0 / (load * rate) * 1e12;
+                    let exp = Exp::new(1.0 / mean_gap_ps).expect("positive rate");
+                    let mut t = (Time::ZERO + *start).0 as f64;
+                    loop {
+                        t += exp.sample(&mut rng);
+                        if t >= end.0 as f64 {
+                            break;
+                        }
+                        let d = dst.unwrap_or_else(|| {
+                            let d = rng.random_range(0..n - 1);
+                            host(if d >= src.idx() { d + 1 } else { d })
+                        });
+                        flows.push(FlowSpec {
+                            src,
+                            dst: d,
+                            size,
+                            start: Time(t as u64),
+                            prio,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(flows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::{LinkConfig, TopologyConfig};
+    use sim_core::BitRate;
+
+    fn star(n: u32) -> Topology {
+        let link = LinkConfig {
+            rate: BitRate::gbps(100),
+            delay: Some(Duration::from_ns(10)),
+            cable: None,
+        };
+        TopologyConfig::Star {
+            hosts: n,
+            host_link: link,
+        }
+        .build()
+        .unwrap()
+    }
+
+    #[test]
+    fn permutation_is_a_derangement_and_seeded() {
+        let t = star(16);
+        let w = WorkloadConfig::Permutation {
+            size: Bytes(1000),
+            start: Duration::ZERO,
+            prio: 3,
+        };
+        let a = w.generate(0, &t, &RngStreams::new(1)).unwrap();
+        assert_eq!(a.len(), 16);
+        assert!(a.iter().all(|f| f.src != f.dst));
+        let mut dsts: Vec<u32> = a.iter().map(|f| f.dst.0).collect();
+        dsts.sort();
+        assert_eq!(
+            dsts,
+            (0..16).collect::<Vec<_>>(),
+            "every host receives exactly once"
+        );
+        assert_eq!(a, w.generate(0, &t, &RngStreams::new(1)).unwrap());
+        assert_ne!(a, w.generate(0, &t, &RngStreams::new(2)).unwrap());
+    }
+
+    #[test]
+    fn poisson_offers_the_target_load() {
+        let t = star(2);
+        let size = Bytes(10_000);
+        let duration = Duration::from_us(100_000);
+        let w = WorkloadConfig::Poisson {
+            load: 0.5,
+            size,
+            duration,
+            start: Duration::ZERO,
+            sources: Some(vec![HostRef::Index(0)]),
+            dst: Some(HostRef::Index(1)),
+            prio: 3,
+        };
+        let flows = w.generate(0, &t, &RngStreams::new(9)).unwrap();
+        // Expected count = load * rate * duration / (size * 8) = 0.5 * 100e9 * 0.1 / 80000 = 62500.
+        let expected = 0.5 * 100e9 * duration.as_secs_f64() / (size.0 as f64 * 8.0);
+        let got = flows.len() as f64;
+        assert!(
+            (got - expected).abs() / expected < 0.02,
+            "got {got}, expected {expected}"
+        );
+    }
+
+    #[test]
+    fn unknown_and_self_hosts_are_rejected_with_their_key() {
+        let t = star(4);
+        let f = |src: u64, dst: &str| FlowConfig {
+            src: HostRef::Index(src),
+            dst: HostRef::Name(dst.into()),
+            size: Bytes(1),
+            start: Duration::ZERO,
+            prio: 3,
+        };
+        let e = explicit_flows(&[f(0, "h1"), f(1, "h9")], &t).unwrap_err();
+        assert_eq!(e.path, "flow[1].dst");
+        assert!(e.message.contains("h0..h3"), "{}", e.message);
+        assert!(
+            explicit_flows(&[f(2, "h2")], &t)
+                .unwrap_err()
+                .message
+                .contains("itself")
+        );
+    }
+}

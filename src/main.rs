@@ -1,0 +1,48 @@
+//! `sim`: the command line.
+//!
+//! `main -> run() -> Result<ExitCode>`: a bad scenario prints its cause and exits 2; an
+//! invariant violation exits 3; anything else that goes wrong exits 1. Never a panic on input.
+
+mod output;
+mod run;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Packet-level simulator of AI datacenter fabrics: RoCEv2 and Ultra Ethernet side by side.
+#[derive(Parser, Debug)]
+#[command(name = "sim", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run every variant of a scenario and write results.
+    Run(run::RunArgs),
+}
+
+/// Exit codes.
+pub mod exit {
+    pub const BAD_INPUT: u8 = 2;
+    pub const INVARIANT_VIOLATED: u8 = 3;
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            if let Some(se) = e.downcast_ref::<models::ScenarioError>() {
+                eprintln!("error: {se}");
+                return ExitCode::from(exit::BAD_INPUT);
+            }
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! `sim run`: load, run every variant, print the table, write the results directory.
+
+use crate::exit;
+use crate::output;
+use anyhow::Result;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use models::{Overrides, Sim, VariantReport};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Scenario file (TOML).
+    pub file: PathBuf,
+    /// Results directory [default: results/<scenario name>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Override a scenario key before validation, e.g. --set switch.buffer_per_port=4MiB.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// No progress display.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+pub fn run(args: &RunArgs) -> Result<ExitCode> {
+    let ov = Overrides {
+        set: args.set.clone(),
+        seed: args.seed,
+    };
+    let scenario = models::load(&args.file, &ov)?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("results").join(&scenario.name));
+    let mut reports = Vec::new();
+    for variant in &scenario.variants {
+        let bar = progress(args.quiet, &variant.name);
+        let t0 = Instant::now();
+        let mut sim = Sim::new(&scenario, variant);
+        sim.run_with_progress(|now| {
+            bar.set_message(format!("{}: simulated {now}", variant.name));
+            bar.tick();
+        });
+        let wall = t0.elapsed().as_secs_f64();
+        bar.finish_and_clear();
+        reports.push(VariantReport::new(&sim, wall));
+    }
+    output::print_table(&scenario, &reports);
+    output::write_results(&out, &scenario, &reports, &std::env::args().collect::<Vec<_>>())?;
+    println!("results: {}", out.display());
+    let broken: Vec<String> = reports
+        .iter()
+        .flat_map(|r| {
+            r.summary
+                .invariants
+                .iter()
+                .filter(|i| !i.ok)
+                .map(move |i| format!("{}: {}: {}", r.summary.name, i.name, i.detail))
+        })
+        .collect();
+    if !broken.is_empty() {
+        for b in &broken {
+            eprintln!("invariant violated: {b}");
+        }
+        return Ok(ExitCode::from(exit::INVARIANT_VIOLATED));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A spinner on simulated time, drawn only on a terminal.
+fn progress(quiet: bool, name: &str) -> ProgressBar {
+    let target = if quiet {
+        ProgressDrawTarget::hidden()
+    } else {
+        ProgressDrawTarget::stderr()
+    };
+    let bar = ProgressBar::with_draw_target(None, target);
+    bar.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("static template"));
+    bar.set_message(name.to_string());
+    bar
+}
