@@ -9,7 +9,9 @@
 //!
 //! (the tandem-queue recursion: a packet starts on hop i when it has fully arrived and the
 //! previous packet has left), and the flow completes at D(h, n) + d_h. With equal rates this
-//! reduces to (S + n*H)*8/C + h*d + (h-1)*w_n*8/C. The path is the first equal-cost choice at
+//! reduces to (S + n*H)*8/C + h*d + (h-1)*w_max*8/C, where w_max is the largest packet: a
+//! short last packet waits at every hop for the full packet ahead of it, so it is the full
+//! packet's serialization that adds per hop (the last packet's when S is a multiple of the MTU). The path is the first equal-cost choice at
 //! every hop; in the shipped topologies all equal-cost paths have the same rates and delays.
 
 use crate::network::Network;
@@ -82,8 +84,9 @@ mod tests {
         for h in 1..=4 {
             let hops = vec![(c, d); h];
             // n = 3 packets (4096, 4096, 1808), H = 82 B on the wire each.
-            let last = 1808 + 82;
-            let expected = c.tx_time(10_000 + 3 * 82).0 + h as u64 * d.0 + (h as u64 - 1) * c.tx_time(last).0;
+            let largest = 4096 + 82;
+            let expected =
+                c.tx_time(10_000 + 3 * 82).0 + h as u64 * d.0 + (h as u64 - 1) * c.tx_time(largest).0;
             assert_eq!(ideal_fct(&f, 4096, &hops), Duration(expected), "h = {h}");
         }
     }

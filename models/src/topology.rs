@@ -4,6 +4,8 @@
 //! * `ring`: N hosts, each cabled to its two neighbours, no switch (3 hosts: a full mesh).
 //!   Hosts forward transit traffic, as a Linux box with `ip_forward` would.
 //! * `star`: N hosts on one switch.
+//! * `dumbbell`: two switches joined by one bottleneck cable, N hosts on each side: the
+//!   classic congestion-control test bed (DCQCN and DCTCP papers evaluate on it).
 //! * `leaf-spine`: two tiers (Clos), every leaf cabled to every spine; host and uplink rates
 //!   may differ (e.g. AS7326-56X: 48x25G down, 8x100G up).
 //! * `fat-tree`: the k-ary three-tier fat tree of Al-Fares, Loukissas and Vahdat ("A scalable,
@@ -56,6 +58,11 @@ pub enum TopologyConfig {
     Star {
         hosts: u32,
         host_link: LinkConfig,
+    },
+    Dumbbell {
+        hosts_per_side: u32,
+        host_link: LinkConfig,
+        bottleneck_link: LinkConfig,
     },
     LeafSpine {
         leaves: u32,
@@ -196,6 +203,29 @@ impl TopologyConfig {
                 for &x in &h {
                     t.connect(x, sw, host_link.rate, d);
                 }
+            }
+            TopologyConfig::Dumbbell {
+                hosts_per_side,
+                host_link,
+                bottleneck_link,
+            } => {
+                at_least("topology.hosts_per_side", *hosts_per_side, 1)?;
+                size_check(2 * *hosts_per_side as u64 + 2)?;
+                let hd = host_link.delay("topology.host_link")?;
+                let bd = bottleneck_link.delay("topology.bottleneck_link")?;
+                let left = t.add_hosts(*hosts_per_side);
+                let right = t.add_hosts(*hosts_per_side);
+                let (sl, sr) = (
+                    t.add("left".into(), NodeKind::Switch),
+                    t.add("right".into(), NodeKind::Switch),
+                );
+                for h in left {
+                    t.connect(h, sl, host_link.rate, hd);
+                }
+                for h in right {
+                    t.connect(h, sr, host_link.rate, hd);
+                }
+                t.connect(sl, sr, bottleneck_link.rate, bd);
             }
             TopologyConfig::LeafSpine {
                 leaves,

@@ -135,10 +135,7 @@ mod tests {
         assert_eq!(Duration::parse("1us").unwrap(), Duration(1_000_000));
         assert_eq!(Duration::parse("250ns").unwrap(), Duration(250_000));
         assert_eq!(Duration::parse("1.5us").unwrap(), Duration(1_500_000));
-        assert_eq!(
-            Duration::parse("1.25ps").unwrap_err().0.contains("resolution"),
-            true
-        );
+        assert!(Duration::parse("1.25ps").unwrap_err().0.contains("resolution"));
         assert_eq!(Duration::parse("0s").unwrap(), Duration::ZERO);
         assert_eq!(Duration::parse("2ms").unwrap(), Duration(2_000_000_000));
     }

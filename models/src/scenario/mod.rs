@@ -191,6 +191,81 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
     })
 }
 
+/// Deserialize, reporting an error as (dotted key path, message).
+fn try_deserialize(v: Value) -> Result<ScenarioFile, (String, String)> {
+    serde_path_to_error::deserialize::<_, ScenarioFile>(v).map_err(|e| {
+        let mut path = e.path().to_string();
+        let msg = e.inner().message().to_string();
+        // For an unknown field the path names its table; point at the field itself.
+        if let Some(field) = msg
+            .strip_prefix("unknown field `")
+            .and_then(|m| m.split('`').next())
+        {
+            if path == "." {
+                path = field.to_string();
+            } else if !path.ends_with(&format!(".{field}")) && path != field {
+                path = format!("{path}.{field}");
+            }
+        }
+        if path == "." {
+            path = msg
+                .strip_prefix("missing field `")
+                .and_then(|m| m.split('`').next())
+                .unwrap_or("")
+                .to_string();
+        }
+        (path, msg)
+    })
+}
+
+fn get<'v>(v: &'v Value, path: &[Seg]) -> Option<&'v Value> {
+    path.iter().try_fold(v, |v, seg| match (seg, v) {
+        (Seg::Key(k), Value::Table(t)) => t.get(k),
+        (Seg::Index(i), Value::Array(a)) => a.get(*i),
+        _ => None,
+    })
+}
+
+fn remove(v: &mut Value, path: &[Seg]) {
+    let Some((last, parent)) = path.split_last() else {
+        return;
+    };
+    let parent = parent.iter().try_fold(v, |v, seg| match (seg, v) {
+        (Seg::Key(k), Value::Table(t)) => t.get_mut(k),
+        (Seg::Index(i), Value::Array(a)) => a.get_mut(*i),
+        _ => None,
+    });
+    if let (Some(Value::Table(t)), Seg::Key(k)) = (parent, last) {
+        t.remove(k);
+    }
+}
+
+/// The deepest key under `at` whose removal changes the error `msg`: the key at fault.
+fn blame(root: &Value, at: Vec<Seg>, msg: &str) -> String {
+    let mut at = at;
+    while let Some(Value::Table(t)) = get(root, &at) {
+        let culprit = t.keys().filter(|k| *k != "kind").find(|k| {
+            let mut path = at.clone();
+            path.push(Seg::Key((*k).clone()));
+            let mut trial = root.clone();
+            remove(&mut trial, &path);
+            try_deserialize(trial).err().is_none_or(|(_, m)| m != msg)
+        });
+        match culprit {
+            Some(k) => at.push(Seg::Key(k.clone())),
+            None => break,
+        }
+    }
+    at.iter()
+        .map(|s| match s {
+            Seg::Key(k) => format!(".{k}"),
+            Seg::Index(i) => format!("[{i}]"),
+        })
+        .collect::<String>()
+        .trim_start_matches('.')
+        .to_string()
+}
+
 fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
     for &b in bytes {
         h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
@@ -260,29 +335,21 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn deserialize(&self, v: Value, variant: Option<usize>) -> Result<ScenarioFile, ScenarioError> {
-        serde_path_to_error::deserialize::<_, ScenarioFile>(v).map_err(|e| {
-            let mut path = e.path().to_string();
-            let msg = e.inner().message().to_string();
-            // For an unknown field the path names its table; point at the field itself.
-            if let Some(field) = msg
-                .strip_prefix("unknown field `")
-                .and_then(|m| m.split('`').next())
-            {
-                path = if path == "." {
-                    field.to_string()
-                } else {
-                    format!("{path}.{field}")
-                };
-            }
-            if path == "." {
-                path = msg
-                    .strip_prefix("missing field `")
-                    .and_then(|m| m.split('`').next())
-                    .unwrap_or("")
-                    .to_string();
-            }
-            self.field(FieldError::new(path, msg), variant)
-        })
+        let (path, msg) = match try_deserialize(v.clone()) {
+            Ok(file) => return Ok(file),
+            Err(e) => e,
+        };
+        // serde buffers tagged enums (`kind = ...`), which hides the key inside them that
+        // failed: find it by asking which key's removal changes the error.
+        let mut at = parse_path(&path);
+        while !at.is_empty() && get(&v, &at).is_none() {
+            at.pop(); // an unknown key: start from the nearest table that exists
+        }
+        let path = match get(&v, &at) {
+            Some(Value::Table(_)) => blame(&v, at, &msg),
+            _ => path,
+        };
+        Err(self.field(FieldError::new(path, msg), variant))
     }
 
     fn variant(&self, name: &str, f: &ScenarioFile, index: Option<usize>) -> Result<Variant, ScenarioError> {

@@ -1,0 +1,45 @@
+//! Fixtures: build a scenario from TOML text and run it.
+
+use models::report::VariantReport;
+use models::scenario::{self, Overrides, Scenario};
+use models::sim::Sim;
+
+pub fn scenario(toml: &str) -> Scenario {
+    scenario::parse(toml, "test.toml", "test", &Overrides::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Run every variant; assert the invariants held.
+pub fn run(toml: &str) -> Vec<VariantReport> {
+    let s = scenario(toml);
+    s.variants
+        .iter()
+        .map(|v| {
+            let mut sim = Sim::new(&s, v);
+            sim.run();
+            let r = VariantReport::new(&sim, 0.0);
+            for i in &r.summary.invariants {
+                assert!(i.ok, "invariant {} failed: {}", i.name, i.detail);
+            }
+            r
+        })
+        .collect()
+}
+
+/// Wire bytes of a RoCEv2 data packet with `payload` bytes: 62 B of headers in the frame
+/// (Eth 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4) and 20 B of preamble + IFG.
+pub fn roce_wire(payload: u64) -> u64 {
+    (payload + 62).max(64) + 20
+}
+
+/// Seconds to send `bytes` at `gbps`.
+pub fn tx_ns(bytes: u64, gbps: f64) -> f64 {
+    bytes as f64 * 8.0 / gbps
+}
+
+pub fn assert_close(got: f64, expected: f64, tol_abs: f64, tol_rel: f64, what: &str) {
+    let tol = tol_abs.max(tol_rel * expected.abs());
+    assert!(
+        (got - expected).abs() <= tol,
+        "{what}: got {got}, expected {expected} (tolerance {tol})"
+    );
+}

@@ -1,0 +1,8 @@
+//! Integration tests: closed-form validation of the models through whole runs, and the
+//! command line as a user drives it. Expected values are computed here from the configured
+//! sizes, never copied from the simulator's output.
+
+mod cli;
+mod closed_form;
+mod common;
+mod queueing;
