@@ -17,7 +17,7 @@ pub struct RunArgs {
     /// Results directory [default: results/<scenario name>].
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Override a scenario key before validation, e.g. --set switch.buffer_per_port=4MiB.
+    /// Override a scenario key before validation, e.g. --set switch.buffer=4MiB.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// Override the scenario's seed.

@@ -24,6 +24,7 @@
 //! its flow unfinished, reported with the reason); switch pipeline latency; cut-through
 //! forwarding; link errors.
 
+pub mod ecn;
 pub mod flow;
 pub mod ideal;
 pub mod ids;
@@ -31,6 +32,7 @@ pub mod link;
 pub mod network;
 pub mod nic;
 pub mod packet;
+pub mod pfc;
 pub mod port;
 pub mod report;
 pub mod routing;

@@ -23,13 +23,16 @@ pub fn cable_delay(len: Length) -> Duration {
 #[derive(Debug, Clone, Default)]
 pub struct Link {
     pub delay: Duration,
+    /// Probability that a frame is corrupted on the way (discarded by the receiver's FCS check).
+    pub loss: f64,
     flight: VecDeque<(Time, Packet)>,
 }
 
 impl Link {
-    pub fn new(delay: Duration) -> Self {
+    pub fn new(delay: Duration, loss: f64) -> Self {
         Link {
             delay,
+            loss,
             flight: VecDeque::new(),
         }
     }
@@ -63,19 +66,7 @@ mod tests {
     use crate::packet::Kind;
 
     fn pkt(seq: u32) -> Packet {
-        Packet {
-            sent_at: Time::ZERO,
-            flow: FlowId(0),
-            seq,
-            src: HostId(0),
-            dst: HostId(1),
-            payload: 0,
-            frame: 64,
-            entropy: 0,
-            kind: Kind::Data,
-            prio: 0,
-            flags: 0,
-        }
+        Packet::control(Kind::Data, FlowId(0), HostId(0), HostId(1), seq, 64, 0)
     }
 
     #[test]
@@ -85,7 +76,7 @@ mod tests {
 
     #[test]
     fn idle_link_asks_for_one_event_busy_link_for_none() {
-        let mut l = Link::new(Duration::from_ns(100));
+        let mut l = Link::new(Duration::from_ns(100), 0.0);
         assert_eq!(l.send(Time(0), pkt(0)), Some(Time(100_000)));
         assert_eq!(l.send(Time(5), pkt(1)), None);
         let (p, next) = l.arrive();

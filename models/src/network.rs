@@ -58,7 +58,7 @@ impl Network {
             fill[l.b.idx()] += 1;
             for (p, q, node) in [(pa, pb, l.a), (pb, pa, l.b)] {
                 ports[p as usize] = Some(Port::new(l.rate));
-                links[p as usize] = Link::new(l.delay);
+                links[p as usize] = Link::new(l.delay, l.loss);
                 port_node[p as usize] = node;
                 peer[p as usize] = PortId(q);
             }
@@ -137,6 +137,7 @@ mod tests {
             rate: BitRate::gbps(g),
             delay: Some(Duration::from_ns(100)),
             cable: None,
+            loss: 0.0,
         }
     }
 

@@ -25,20 +25,49 @@ pub const AETH: u32 = 4;
 /// Minimum Ethernet frame (without preamble/IFG).
 pub const MIN_FRAME: u32 = 64;
 
+/// CNP: BTH (opcode 0x81) + 16 reserved bytes (IBA Annex A17.9.3).
+pub const CNP_PAYLOAD: u32 = 16;
+/// An IEEE 802.1Qbb PFC frame: a 64 B MAC control frame.
+pub const PFC_FRAME: u32 = 64;
+
 /// What a packet is, as far as the fabric and the transports care.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Kind {
     /// Payload-carrying packet of a flow.
     Data,
-    /// Cumulative acknowledgement: `seq` is the next packet the receiver expects.
+    /// Cumulative acknowledgement: `seq` is the next PSN the receiver expects.
     Ack,
+    /// Negative acknowledgement (PSN sequence error): `seq` is the PSN expected.
+    Nak,
+    /// DCQCN congestion notification packet for the flow's QP.
+    Cnp,
+    /// PFC frame for priority `prio`: `seq` carries the pause quanta (0 = XON).
+    Pause,
 }
 
 /// Flag bits.
 pub mod flags {
     /// The last packet of a message (RDMA "last" opcode; ACK requested).
     pub const LAST: u8 = 1 << 0;
+    /// ECN-capable transport (IP ECN = ECT(0)).
+    pub const ECT: u8 = 1 << 1;
+    /// Congestion experienced (IP ECN = CE), set by a switch.
+    pub const CE: u8 = 1 << 2;
+    /// A retransmission.
+    pub const RETX: u8 = 1 << 3;
+}
+
+/// Which buffer account a switch charged the packet to (see `switch::mmu`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum Charge {
+    #[default]
+    None,
+    PgMin,
+    QueueMin,
+    Shared,
+    Headroom,
 }
 
 /// A packet in flight. 40 bytes, `Copy`.
@@ -47,32 +76,68 @@ pub struct Packet {
     /// When the sender put it on its first queue (echoed in ACKs for RTT samples).
     pub sent_at: Time,
     pub flow: FlowId,
-    /// Packet sequence number within the flow (data) or cumulative ack (ACK).
+    /// Packet sequence number (data), the PSN acknowledged (ACK/NAK), or pause quanta (PFC).
     pub seq: u32,
     pub src: HostId,
     pub dst: HostId,
+    /// Port the packet entered the current switch by (buffer accounting, PFC).
+    pub in_port: u32,
     /// Application bytes carried.
-    pub payload: u32,
+    pub payload: u16,
     /// Frame length on the wire without preamble and IFG: headers + payload (+ padding).
-    pub frame: u32,
+    pub frame: u16,
     /// Entropy: the UDP source port the ECMP hash sees (RoCEv2 and UET both put flow entropy here).
     pub entropy: u16,
     pub kind: Kind,
     /// 802.1p priority / traffic class, 0..=7.
     pub prio: u8,
     pub flags: u8,
+    /// Buffer account charged at the current switch.
+    pub charge: Charge,
 }
 
 impl Packet {
     /// Bytes the packet occupies on the wire, including preamble and inter-frame gap.
     #[inline]
     pub fn wire_bytes(&self) -> u64 {
-        (self.frame + PREAMBLE_IFG) as u64
+        (self.frame as u32 + PREAMBLE_IFG) as u64
     }
 
     #[inline]
     pub fn is_last(&self) -> bool {
         self.flags & flags::LAST != 0
+    }
+
+    #[inline]
+    pub fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+
+    /// A control packet of `kind` from `src` to `dst` for `flow`, with `frame` bytes.
+    pub fn control(
+        kind: Kind,
+        flow: FlowId,
+        src: HostId,
+        dst: HostId,
+        seq: u32,
+        frame: u32,
+        prio: u8,
+    ) -> Packet {
+        Packet {
+            sent_at: Time::ZERO,
+            flow,
+            seq,
+            src,
+            dst,
+            in_port: 0,
+            payload: 0,
+            frame: frame as u16,
+            entropy: 0,
+            kind,
+            prio,
+            flags: 0,
+            charge: Charge::None,
+        }
     }
 }
 
@@ -82,10 +147,15 @@ pub fn roce_data_frame(payload: u32) -> u32 {
     (payload + ROCE_DATA_HEADERS).max(MIN_FRAME)
 }
 
-/// Frame length of a RoCEv2 ACK (BTH + AETH).
+/// Frame length of a RoCEv2 ACK or NAK (BTH + AETH).
 pub const fn roce_ack_frame() -> u32 {
     let f = ROCE_DATA_HEADERS + AETH;
     if f < MIN_FRAME { MIN_FRAME } else { f }
+}
+
+/// Frame length of a RoCEv2 CNP.
+pub const fn roce_cnp_frame() -> u32 {
+    ROCE_DATA_HEADERS + CNP_PAYLOAD
 }
 
 #[cfg(test)]
@@ -108,5 +178,6 @@ mod tests {
         assert_eq!(roce_data_frame(4096) + PREAMBLE_IFG, 4096 + 82);
         assert_eq!(roce_data_frame(1), 64, "padded to the 64 B minimum frame");
         assert_eq!(roce_ack_frame(), 66);
+        assert_eq!(roce_cnp_frame(), 78);
     }
 }

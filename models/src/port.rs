@@ -1,12 +1,14 @@
-//! Egress port: per-priority FIFOs and the serializer.
+//! Egress port: per-priority FIFOs, PFC pause state, and the serializer.
 //!
 //! Eight FIFOs, one per 802.1p priority, served in strict priority (7 highest), work
-//! conserving (IEEE 802.1Q clause 8.6.8.1, strict priority transmission selection). A frame
-//! occupies the wire for its length plus 20 B of preamble and inter-frame gap (IEEE 802.3
-//! clause 4.4.2); a busy port holds exactly one pending event, its transmission-done.
+//! conserving (IEEE 802.1Q clause 8.6.8.1, strict priority transmission selection), skipping
+//! priorities the peer has paused (802.1Qbb). MAC control frames (PFC) go first and are never
+//! paused. A frame occupies the wire for its length plus 20 B of preamble and inter-frame gap
+//! (IEEE 802.3 clause 4.4.2); a busy port holds exactly one pending event, its transmission-done.
 
 use crate::packet::Packet;
-use sim_core::{BitRate, Duration};
+use crate::pfc::{PauseState, XoffState};
+use sim_core::{BitRate, Duration, Time};
 use std::collections::VecDeque;
 
 pub const PRIORITIES: usize = 8;
@@ -17,8 +19,13 @@ pub struct PortCounters {
     pub tx_packets: u64,
     /// Frame bytes (headers + payload, without preamble and IFG), as NICs count them.
     pub tx_bytes: u64,
-    /// Packets dropped at this egress because its buffer was full.
-    pub tx_drops: u64,
+    /// Frames this port's egress queue or ingress PG dropped, by reason.
+    pub drops_lossy: u64,
+    pub drops_headroom: u64,
+    /// Frames corrupted on the cable into this port (FCS errors).
+    pub drops_link_error: u64,
+    /// Data frames marked CE at this egress.
+    pub ecn_marked: u64,
     /// Largest occupancy seen (waiting + in service), in frame bytes.
     pub peak_queue_bytes: u64,
 }
@@ -27,11 +34,19 @@ pub struct PortCounters {
 pub struct Port {
     pub rate: BitRate,
     queues: [VecDeque<Packet>; PRIORITIES],
+    /// MAC control frames (PFC), sent ahead of everything.
+    control: VecDeque<Packet>,
     /// Bit p set when `queues[p]` is non-empty.
     nonempty: u8,
+    /// Frame bytes waiting per priority.
+    prio_bytes: [u64; PRIORITIES],
     /// Frame bytes waiting plus the frame in service.
     occupancy: u64,
     in_service: Option<Packet>,
+    /// Priorities the peer has paused on this egress.
+    pub pause: PauseState,
+    /// Priorities this port's ingress has asked the peer to pause.
+    pub xoff: XoffState,
     pub counters: PortCounters,
 }
 
@@ -40,9 +55,13 @@ impl Port {
         Port {
             rate,
             queues: Default::default(),
+            control: VecDeque::new(),
             nonempty: 0,
+            prio_bytes: [0; PRIORITIES],
             occupancy: 0,
             in_service: None,
+            pause: PauseState::default(),
+            xoff: XoffState::default(),
             counters: PortCounters::default(),
         }
     }
@@ -53,15 +72,15 @@ impl Port {
         self.occupancy
     }
 
+    /// Frame bytes waiting at priority `p`.
+    #[inline]
+    pub fn queued_bytes(&self, p: u8) -> u64 {
+        self.prio_bytes[p as usize]
+    }
+
     #[inline]
     pub fn is_busy(&self) -> bool {
         self.in_service.is_some()
-    }
-
-    /// True when a frame is waiting to be sent.
-    #[inline]
-    pub fn has_queued(&self) -> bool {
-        self.nonempty != 0
     }
 
     /// Append `p` to the FIFO of its priority.
@@ -69,31 +88,50 @@ impl Port {
     pub fn enqueue(&mut self, p: Packet) {
         debug_assert!((p.prio as usize) < PRIORITIES);
         self.occupancy += p.frame as u64;
+        self.prio_bytes[p.prio as usize] += p.frame as u64;
         self.counters.peak_queue_bytes = self.counters.peak_queue_bytes.max(self.occupancy);
         self.nonempty |= 1 << p.prio;
         self.queues[p.prio as usize].push_back(p);
     }
 
-    /// Take the next frame by strict priority. None if nothing is waiting.
+    /// Queue a MAC control frame (PFC) ahead of all data.
+    pub fn enqueue_control(&mut self, p: Packet) {
+        self.occupancy += p.frame as u64;
+        self.control.push_back(p);
+    }
+
+    /// Priorities with frames waiting.
     #[inline]
-    pub fn dequeue(&mut self) -> Option<Packet> {
+    pub fn waiting(&self) -> u8 {
+        self.nonempty
+    }
+
+    /// Take the next frame: control first, then strict priority among unpaused priorities.
+    #[inline]
+    pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
+        if let Some(p) = self.control.pop_front() {
+            self.occupancy -= p.frame as u64;
+            return Some(p);
+        }
         if self.nonempty == 0 {
             return None;
         }
-        let prio = 7 - self.nonempty.leading_zeros() as usize;
+        let eligible = self.nonempty & !self.pause.mask(now);
+        if eligible == 0 {
+            return None;
+        }
+        let prio = 7 - eligible.leading_zeros() as usize;
         let q = &mut self.queues[prio];
-        let p = q.pop_front();
+        let p = q.pop_front().expect("non-empty bit set");
         if q.is_empty() {
             self.nonempty &= !(1 << prio);
         }
-        if let Some(p) = &p {
-            self.occupancy -= p.frame as u64;
-        }
-        p
+        self.occupancy -= p.frame as u64;
+        self.prio_bytes[prio] -= p.frame as u64;
+        Some(p)
     }
 
-    /// Start serializing `p`; returns how long it occupies the wire.
-    /// The port must be idle.
+    /// Start serializing `p`; returns how long it occupies the wire. The port must be idle.
     #[inline]
     pub fn begin_tx(&mut self, p: Packet) -> Duration {
         debug_assert!(self.in_service.is_none(), "port already transmitting");
@@ -116,7 +154,10 @@ impl Port {
 
     /// Every packet held: waiting and in service.
     pub fn held(&self) -> impl Iterator<Item = &Packet> {
-        self.queues.iter().flatten().chain(self.in_service.iter())
+        self.control
+            .iter()
+            .chain(self.queues.iter().flatten())
+            .chain(self.in_service.iter())
     }
 }
 
@@ -125,22 +166,19 @@ mod tests {
     use super::*;
     use crate::ids::*;
     use crate::packet::{Kind, Packet};
-    use sim_core::Time;
 
-    fn pkt(seq: u32, prio: u8, frame: u32) -> Packet {
-        Packet {
-            sent_at: Time::ZERO,
-            flow: FlowId(0),
+    fn pkt(seq: u32, prio: u8, frame: u16) -> Packet {
+        let mut p = Packet::control(
+            Kind::Data,
+            FlowId(0),
+            HostId(0),
+            HostId(1),
             seq,
-            src: HostId(0),
-            dst: HostId(1),
-            payload: 0,
-            frame,
-            entropy: 0,
-            kind: Kind::Data,
+            frame as u32,
             prio,
-            flags: 0,
-        }
+        );
+        p.frame = frame;
+        p
     }
 
     #[test]
@@ -150,9 +188,32 @@ mod tests {
         port.enqueue(pkt(2, 3, 100));
         port.enqueue(pkt(3, 0, 100));
         port.enqueue(pkt(4, 3, 100));
-        let order: Vec<u32> = std::iter::from_fn(|| port.dequeue()).map(|p| p.seq).collect();
+        let order: Vec<u32> = std::iter::from_fn(|| port.dequeue(Time::ZERO))
+            .map(|p| p.seq)
+            .collect();
         assert_eq!(order, vec![2, 4, 1, 3]);
         assert_eq!(port.occupancy(), 0);
+    }
+
+    #[test]
+    fn paused_priority_waits_while_others_and_control_frames_go() {
+        let mut port = Port::new(BitRate::gbps(100));
+        port.pause.on_frame(
+            Time::ZERO,
+            3,
+            100,
+            BitRate::gbps(100),
+            Duration::ZERO,
+            Duration::from_us(1),
+        );
+        port.enqueue(pkt(1, 3, 100));
+        port.enqueue(pkt(2, 0, 100));
+        port.enqueue_control(pkt(9, 0, 64));
+        assert_eq!(port.dequeue(Time(1)).map(|p| p.seq), Some(9));
+        assert_eq!(port.dequeue(Time(1)).map(|p| p.seq), Some(2));
+        assert_eq!(port.dequeue(Time(1)), None, "priority 3 is paused");
+        // 100 quanta at 100 Gb/s = 512 ns.
+        assert_eq!(port.dequeue(Time(512_000)).map(|p| p.seq), Some(1));
     }
 
     #[test]

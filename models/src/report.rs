@@ -5,6 +5,7 @@ use crate::ideal;
 use crate::ids::PortId;
 use crate::network::Role;
 use crate::sim::{Sim, StopReason};
+use crate::switch::mmu::DropReason;
 use serde::Serialize;
 
 /// One row of `flows.csv`.
@@ -63,6 +64,18 @@ pub struct VariantSummary {
     /// Payload bytes delivered, over the span from the first flow start to the last delivery.
     pub goodput_gbps: f64,
     pub drops: u64,
+    /// Drops by reason (`lossy_buffer_full`, `headroom_exceeded`, `no_route`, `link_error`).
+    pub drops_by_reason: std::collections::BTreeMap<&'static str, u64>,
+    /// PFC frames sent by every port (XOFF, refresh and XON).
+    pub pfc_pause_frames: u64,
+    /// Data packets marked CE by switches.
+    pub ecn_marked: u64,
+    /// CNPs sent by notification points.
+    pub cnps: u64,
+    /// Data packets sent more than once (go-back-N rewinds and timeouts).
+    pub retransmitted_packets: u64,
+    /// Retransmission timeouts (`local_ack_timeout_err`).
+    pub rtos: u64,
     pub events: u64,
     pub packet_hops: u64,
     pub simulated_ns: f64,
@@ -144,6 +157,15 @@ impl VariantReport {
                 0.0
             },
             drops: t.dropped_packets,
+            drops_by_reason: DropReason::ALL
+                .iter()
+                .map(|r| (r.name(), t.drops_by_reason[*r as usize]))
+                .collect(),
+            pfc_pause_frames: t.pfc_frames,
+            ecn_marked: t.ecn_marked,
+            cnps: sim.flows.iter().map(|f| f.cnps_sent).sum(),
+            retransmitted_packets: sim.flows.iter().map(|f| f.retransmitted).sum(),
+            rtos: sim.flows.iter().map(|f| f.timeouts).sum(),
             events: t.events,
             packet_hops: t.packet_hops,
             simulated_ns: ns(t.end_time),
@@ -206,10 +228,11 @@ fn unfinished_reason(sim: &Sim, f: &crate::flow::Flow) -> String {
     if f.port == PortId(u32::MAX) {
         return format!("no route from h{} to h{}", f.spec.src.0, f.spec.dst.0);
     }
-    if f.dropped_packets > 0 {
+    let progress = format!("{} of {} bytes delivered", f.received_bytes, f.spec.size);
+    if f.dropped_packets > 0 && sim.stopped.is_none() {
         return format!(
-            "{} of its packets were dropped and this transport does not retransmit ({} of {} bytes delivered)",
-            f.dropped_packets, f.received_bytes, f.spec.size
+            "{} of its packets were dropped and recovery did not complete ({progress})",
+            f.dropped_packets
         );
     }
     match &sim.stopped {
@@ -280,6 +303,28 @@ fn invariants(sim: &Sim, flows: &[FlowRecord]) -> Vec<Invariant> {
             &early[..early.len().min(10)]
         ),
     );
+    let lossless = sim.variant.pfc.mask() != 0;
+    check(
+        "lossless_no_drop",
+        t.lossless_drops_adequate == 0,
+        if lossless {
+            format!(
+                "{} lossless drops on ports whose headroom covers their cable ({} headroom drops in all)",
+                t.lossless_drops_adequate,
+                t.drops_by_reason[DropReason::HeadroomExceeded as usize]
+            )
+        } else {
+            "PFC is off: no lossless class".into()
+        },
+    );
+    if fp == 0 {
+        let leaked = sim.buffers.mmus.iter().filter(|m| !m.is_empty()).count();
+        check(
+            "buffers_drained",
+            leaked == 0,
+            format!("{leaked} switches hold buffer cells with no packet inside"),
+        );
+    }
     let unexplained = flows
         .iter()
         .filter(|f| f.status != "completed" && !f.status.starts_with("unfinished: "))
@@ -298,23 +343,62 @@ fn invariants(sim: &Sim, flows: &[FlowRecord]) -> Vec<Invariant> {
 
 fn counters(sim: &Sim) -> Vec<CounterRow> {
     let net = &sim.net;
+    let lossless = sim.variant.pfc.mask();
+    let us = |d: sim_core::Duration| d.0 / 1_000_000;
     let mut rows = Vec::new();
+    let mut push = |node: &str, port: &str, counter: String, value: u64| {
+        rows.push(CounterRow {
+            node: node.to_string(),
+            port: port.to_string(),
+            counter,
+            value,
+        });
+    };
     for (n, name) in net.names.iter().enumerate() {
         for p in net.ports_of(crate::ids::NodeId(n as u32)) {
-            let c = &net.ports[p.idx()].counters;
-            let port = net.port_name(p);
+            let port = &net.ports[p.idx()];
+            let c = &port.counters;
+            let pname = net.port_name(p);
             for (counter, value) in [
                 ("tx_packets", c.tx_packets),
                 ("tx_bytes", c.tx_bytes),
-                ("tx_drops", c.tx_drops),
                 ("peak_queue_bytes", c.peak_queue_bytes),
+                ("ecn_marked", c.ecn_marked),
+                ("drop_lossy_buffer_full", c.drops_lossy),
+                ("drop_headroom_exceeded", c.drops_headroom),
+                ("drop_link_error", c.drops_link_error),
             ] {
-                rows.push(CounterRow {
-                    node: name.clone(),
-                    port: port.clone(),
-                    counter: counter.into(),
-                    value,
-                });
+                push(name, &pname, counter.into(), value);
+            }
+            // PFC counters (mlx5 names) for lossless priorities and any that saw a pause.
+            for prio in 0..8 {
+                let (rx, tx) = (&port.pause, &port.xoff);
+                if lossless & 1 << prio == 0 && rx.frames[prio] == 0 && tx.frames[prio] == 0 {
+                    continue;
+                }
+                push(name, &pname, format!("rx_prio{prio}_pause"), rx.frames[prio]);
+                push(name, &pname, format!("tx_prio{prio}_pause"), tx.frames[prio]);
+                push(
+                    name,
+                    &pname,
+                    format!("rx_prio{prio}_pause_duration"),
+                    us(rx.duration[prio]),
+                );
+                push(
+                    name,
+                    &pname,
+                    format!("tx_prio{prio}_pause_duration"),
+                    us(tx.duration[prio]),
+                );
+            }
+            if lossless != 0 {
+                push(
+                    name,
+                    &pname,
+                    "tx_pause_storm_warning_events".into(),
+                    port.xoff.storms,
+                );
+                push(name, &pname, "pfc_storm_detected".into(), port.pause.storms);
             }
         }
         if let Role::Host(h) = net.roles[n] {
@@ -322,14 +406,16 @@ fn counters(sim: &Sim) -> Vec<CounterRow> {
             for (counter, value) in [
                 ("data_packets_sent", c.data_packets_sent),
                 ("acks_sent", c.acks_sent),
+                ("naks_sent", c.naks_sent),
+                ("np_ecn_marked_roce_packets", c.np_ecn_marked_roce_packets),
+                ("np_cnp_sent", c.np_cnp_sent),
+                ("rp_cnp_handled", c.rp_cnp_handled),
+                ("rp_cnp_ignored", c.rp_cnp_ignored),
                 ("out_of_sequence", c.out_of_sequence),
+                ("packet_seq_err", c.packet_seq_err),
+                ("local_ack_timeout_err", c.local_ack_timeout_err),
             ] {
-                rows.push(CounterRow {
-                    node: name.clone(),
-                    port: "nic".into(),
-                    counter: counter.into(),
-                    value,
-                });
+                push(name, "nic", counter.into(), value);
             }
         }
     }

@@ -27,11 +27,20 @@ pub struct LinkConfig {
     pub delay: Option<Duration>,
     #[serde(default)]
     pub cable: Option<Length>,
+    /// Probability that a frame is corrupted on this cable (each direction), e.g. 1e-4.
+    #[serde(default)]
+    pub loss: f64,
 }
 
 impl LinkConfig {
     /// The propagation delay, from `delay` or `cable`.
     pub fn delay(&self, key: &str) -> Result<Duration, FieldError> {
+        if !(0.0..1.0).contains(&self.loss) {
+            return Err(FieldError::new(
+                format!("{key}.loss"),
+                format!("must be in [0, 1), got {}", self.loss),
+            ));
+        }
         match (self.delay, self.cable) {
             (Some(d), None) => Ok(d),
             (None, Some(len)) => Ok(cable_delay(len)),
@@ -104,6 +113,7 @@ pub struct LinkSpec {
     pub b: NodeId,
     pub rate: BitRate,
     pub delay: Duration,
+    pub loss: f64,
 }
 
 /// The expanded graph.
@@ -130,8 +140,14 @@ impl Topology {
         id
     }
 
-    fn connect(&mut self, a: NodeId, b: NodeId, rate: BitRate, delay: Duration) {
-        self.links.push(LinkSpec { a, b, rate, delay });
+    fn connect(&mut self, a: NodeId, b: NodeId, l: &LinkConfig, delay: Duration) {
+        self.links.push(LinkSpec {
+            a,
+            b,
+            rate: l.rate,
+            delay,
+            loss: l.loss,
+        });
     }
 
     fn add_hosts(&mut self, n: u32) -> Vec<NodeId> {
@@ -180,7 +196,7 @@ impl TopologyConfig {
             TopologyConfig::BackToBack { link } => {
                 let d = link.delay("topology.link")?;
                 let h = t.add_hosts(2);
-                t.connect(h[0], h[1], link.rate, d);
+                t.connect(h[0], h[1], link, d);
             }
             TopologyConfig::Ring { hosts, link } => {
                 at_least("topology.hosts", *hosts, 3)?;
@@ -190,7 +206,7 @@ impl TopologyConfig {
                 let n = h.len();
                 // A ring of 3 is a triangle: every pair is cabled once.
                 for i in 0..n {
-                    t.connect(h[i], h[(i + 1) % n], link.rate, d);
+                    t.connect(h[i], h[(i + 1) % n], link, d);
                 }
                 t.hosts_forward = n > 3;
             }
@@ -201,7 +217,7 @@ impl TopologyConfig {
                 let h = t.add_hosts(*hosts);
                 let sw = t.add("sw0".into(), NodeKind::Switch);
                 for &x in &h {
-                    t.connect(x, sw, host_link.rate, d);
+                    t.connect(x, sw, host_link, d);
                 }
             }
             TopologyConfig::Dumbbell {
@@ -220,12 +236,12 @@ impl TopologyConfig {
                     t.add("right".into(), NodeKind::Switch),
                 );
                 for h in left {
-                    t.connect(h, sl, host_link.rate, hd);
+                    t.connect(h, sl, host_link, hd);
                 }
                 for h in right {
-                    t.connect(h, sr, host_link.rate, hd);
+                    t.connect(h, sr, host_link, hd);
                 }
-                t.connect(sl, sr, bottleneck_link.rate, bd);
+                t.connect(sl, sr, bottleneck_link, bd);
             }
             TopologyConfig::LeafSpine {
                 leaves,
@@ -253,7 +269,7 @@ impl TopologyConfig {
                     let hosts = t.add_hosts(*hosts_per_leaf);
                     let leaf = t.add(format!("leaf{l}"), NodeKind::Switch);
                     for h in hosts {
-                        t.connect(h, leaf, host_link.rate, hd);
+                        t.connect(h, leaf, host_link, hd);
                     }
                     leaf_ids.push(leaf);
                 }
@@ -261,7 +277,7 @@ impl TopologyConfig {
                     let spine = t.add(format!("spine{s}"), NodeKind::Switch);
                     for &leaf in &leaf_ids {
                         for _ in 0..*links_per_spine {
-                            t.connect(leaf, spine, fabric_link.rate, fd);
+                            t.connect(leaf, spine, fabric_link, fd);
                         }
                     }
                 }
@@ -290,17 +306,17 @@ impl TopologyConfig {
                         let hosts = t.add_hosts(half);
                         let edge = t.add(format!("edge{p}-{e}"), NodeKind::Switch);
                         for h in hosts {
-                            t.connect(h, edge, host_link.rate, hd);
+                            t.connect(h, edge, host_link, hd);
                         }
                         edges.push(edge);
                     }
                     for a in 0..half {
                         let agg = t.add(format!("agg{p}-{a}"), NodeKind::Switch);
                         for &edge in &edges {
-                            t.connect(edge, agg, fabric_link.rate, fd);
+                            t.connect(edge, agg, fabric_link, fd);
                         }
                         for c in 0..half {
-                            t.connect(agg, cores[(a * half + c) as usize], fabric_link.rate, fd);
+                            t.connect(agg, cores[(a * half + c) as usize], fabric_link, fd);
                         }
                     }
                 }
@@ -319,6 +335,7 @@ mod tests {
             rate: BitRate::parse(rate).unwrap(),
             delay: Some(Duration::from_ns(100)),
             cable: None,
+            loss: 0.0,
         }
     }
 
@@ -374,12 +391,14 @@ mod tests {
             rate: BitRate::gbps(1),
             delay: Some(Duration(1)),
             cable: Some(Length(1)),
+            loss: 0.0,
         };
         assert!(both.delay("x").unwrap_err().message.contains("not both"));
         let none = LinkConfig {
             rate: BitRate::gbps(1),
             delay: None,
             cable: None,
+            loss: 0.0,
         };
         assert!(none.delay("x").unwrap_err().message.contains("cable"));
     }

@@ -360,6 +360,7 @@ mod tests {
             rate: BitRate::gbps(100),
             delay: Some(Duration::from_ns(10)),
             cable: None,
+            loss: 0.0,
         };
         TopologyConfig::Star {
             hosts: n,

@@ -144,7 +144,7 @@ fn incast_with_ample_buffer_finishes_at_n_times_size_over_capacity() {
             hosts = {hosts}
             host_link = {{ rate = "{rate}Gbps", delay = "500ns" }}
             [switch]
-            buffer_per_port = "1GB"
+            buffer = "1GB"
             [[workload]]
             kind = "incast"
             receiver = "h0"
@@ -182,7 +182,7 @@ fn ecmp_spreads_a_permutation_over_all_spines() {
         host_link = { rate = "100Gbps", delay = "100ns" }
         fabric_link = { rate = "100Gbps", delay = "100ns" }
         [switch]
-        buffer_per_port = "1GB"
+        buffer = "1GB"
         [[workload]]
         kind = "permutation"
         size = "64KB"

@@ -14,7 +14,9 @@ pub mod overrides;
 
 pub use error::{FieldError, Origin, ScenarioError};
 
-use crate::nic::NicConfig;
+use crate::nic::{CcConfig, NicConfig};
+use crate::packet::roce_data_frame;
+use crate::pfc::PfcConfig;
 use crate::switch::SwitchConfig;
 use crate::topology::{Topology, TopologyConfig};
 use crate::workload::{FlowConfig, FlowSpec, WorkloadConfig, explicit_flows};
@@ -53,6 +55,8 @@ struct ScenarioFile {
     #[serde(default)]
     nic: NicConfig,
     #[serde(default)]
+    pfc: PfcConfig,
+    #[serde(default)]
     run: RunLimits,
     #[serde(default)]
     workload: Vec<WorkloadConfig>,
@@ -73,7 +77,15 @@ pub struct Variant {
     pub name: String,
     pub switch: SwitchConfig,
     pub nic: NicConfig,
+    pub pfc: PfcConfig,
     pub limits: RunLimits,
+}
+
+impl Variant {
+    /// Largest frame a NIC sends (a full-MTU data packet).
+    pub fn max_frame(&self) -> u32 {
+        roce_data_frame(self.nic.mtu.0 as u32)
+    }
 }
 
 /// A validated scenario, ready to run.
@@ -169,13 +181,13 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
     let name = base.name.clone().unwrap_or_else(|| default_name.to_string());
     let mut variants = Vec::new();
     if variant_tables.is_empty() {
-        variants.push(ctx.variant(&name, &base, None)?);
+        variants.push(ctx.variant(&name, &base, &topology, None)?);
     }
     for (i, (vname, over)) in variant_tables.iter().enumerate() {
         let mut merged = root.clone();
         overrides::merge(&mut merged, over);
         let file: ScenarioFile = ctx.deserialize(Value::Table(merged), Some(i))?;
-        variants.push(ctx.variant(vname, &file, Some(i))?);
+        variants.push(ctx.variant(vname, &file, &topology, Some(i))?);
     }
     let mut hash = fnv(0xcbf2_9ce4_8422_2325, src.as_bytes());
     for s in &ov.set {
@@ -352,10 +364,25 @@ impl Ctx<'_> {
         Err(self.field(FieldError::new(path, msg), variant))
     }
 
-    fn variant(&self, name: &str, f: &ScenarioFile, index: Option<usize>) -> Result<Variant, ScenarioError> {
+    fn variant(
+        &self,
+        name: &str,
+        f: &ScenarioFile,
+        topo: &Topology,
+        index: Option<usize>,
+    ) -> Result<Variant, ScenarioError> {
         let key = |k: &str| index.map_or(k.to_string(), |i| format!("variant[{i}].{k}"));
         f.switch.validate().map_err(|e| self.field(e, index))?;
         f.nic.validate().map_err(|e| self.field(e, index))?;
+        f.pfc.validate().map_err(|e| self.field(e, index))?;
+        if let CcConfig::Dcqcn(c) = &f.nic.cc {
+            for h in 0..topo.hosts.len() {
+                c.resolve(topo.host_rate(crate::ids::HostId(h as u32)))
+                    .map_err(|(k, m)| self.field(FieldError::new(format!("nic.cc.{k}"), m), index))?;
+            }
+        }
+        let max_frame = roce_data_frame(f.nic.mtu.0 as u32);
+        crate::switch::build_buffers(topo, &f.switch, &f.pfc, max_frame).map_err(|e| self.field(e, index))?;
         if f.run.max_time == Some(Duration::ZERO) {
             return Err(self.field(
                 FieldError::new(key("run.max_time"), "must be greater than zero"),
@@ -366,6 +393,7 @@ impl Ctx<'_> {
             name: name.to_string(),
             switch: f.switch.clone(),
             nic: f.nic.clone(),
+            pfc: f.pfc.clone(),
             limits: f.run.clone(),
         })
     }

@@ -6,7 +6,7 @@ use toml::{Table, Value};
 
 /// Parse `key.path=value`. The value is read as a TOML value (`3`, `true`, `"x"`,
 /// `{ rate = "1G" }`); anything that is not valid TOML is taken as a bare string, so
-/// `--set switch.buffer_per_port=4MiB` works without quotes.
+/// `--set switch.buffer=4MiB` works without quotes.
 pub fn parse_assignment(arg: &str) -> Result<(Vec<Seg>, Value), String> {
     let (key, raw) = arg
         .split_once('=')
@@ -15,7 +15,7 @@ pub fn parse_assignment(arg: &str) -> Result<(Vec<Seg>, Value), String> {
     let segs = parse_path(key);
     if segs.is_empty() || !matches!(segs[0], Seg::Key(_)) {
         return Err(format!(
-            "\"{key}\" is not a key path (expected e.g. switch.buffer_per_port)"
+            "\"{key}\" is not a key path (expected e.g. switch.buffer)"
         ));
     }
     let raw = raw.trim();
@@ -81,8 +81,8 @@ mod tests {
 
     #[test]
     fn bare_words_become_strings_and_toml_values_stay_typed() {
-        let (p, v) = parse_assignment("switch.buffer_per_port=4MiB").unwrap();
-        assert_eq!(p, parse_path("switch.buffer_per_port"));
+        let (p, v) = parse_assignment("switch.buffer=4MiB").unwrap();
+        assert_eq!(p, parse_path("switch.buffer"));
         assert_eq!(v, Value::String("4MiB".into()));
         assert_eq!(parse_assignment("topology.k=8").unwrap().1, Value::Integer(8));
         assert!(parse_assignment("novalue").is_err());

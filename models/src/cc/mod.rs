@@ -1,0 +1,2 @@
+//! Congestion control algorithms, one per file.
+pub mod dcqcn;

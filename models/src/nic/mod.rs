@@ -1,0 +1,259 @@
+//! Host NIC: packetization, the send scheduler, and the configuration of the RoCEv2 transport.
+//!
+//! Messages are cut into MTU-sized packets (RoCEv2: the path MTU counts payload only, 4096 B
+//! on ConnectX by default) and sent at line rate, or at the QP's DCQCN rate. The NIC pulls:
+//! when its port finishes a frame it sends first any queued control frames (ACKs, NAKs, CNPs,
+//! forwarded packets), then the next data packet of the next ready flow: strict priority across
+//! traffic classes the peer has not paused, round robin across QPs within one, as the ConnectX
+//! send arbiter serves QPs. Rate-limited QPs sleep until their next transmit time. So the NIC
+//! never holds more than one frame per port: flows wait in the NIC, not in a queue of packets.
+
+use crate::cc::dcqcn::DcqcnConfig;
+use crate::ids::FlowId;
+use crate::scenario::FieldError;
+use serde::Deserialize;
+use sim_core::{Bytes, Duration, Time};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Congestion control of the NIC's QPs.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum CcConfig {
+    /// Line rate, no reaction to congestion.
+    #[default]
+    None,
+    /// DCQCN (Zhu et al., SIGCOMM 2015) as ConnectX implements it.
+    Dcqcn(DcqcnConfig),
+}
+
+/// `[nic]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NicConfig {
+    /// Payload bytes per packet (the RoCE path MTU).
+    #[serde(default = "default_mtu")]
+    pub mtu: Bytes,
+    /// The receiver acknowledges every `ack_every` packets, and always the last one.
+    #[serde(default = "one")]
+    pub ack_every: u32,
+    /// Congestion control.
+    #[serde(default)]
+    pub cc: CcConfig,
+    /// Retransmission timeout exponent: 4.096 us x 2^n (the verbs QP attribute `timeout`).
+    #[serde(default = "default_timeout")]
+    pub local_ack_timeout: u8,
+    /// Cap on unacknowledged bytes per QP (default: none, as on ConnectX).
+    #[serde(default)]
+    pub window: Option<Bytes>,
+    /// 802.1p priority of CNPs (ConnectX `cnp_802p_prio`, default 6).
+    #[serde(default = "default_cnp_prio")]
+    pub cnp_prio: u8,
+}
+
+fn default_mtu() -> Bytes {
+    Bytes(4096)
+}
+fn one() -> u32 {
+    1
+}
+/// 14: 67 ms, the value most RDMA applications set (perftest's default).
+fn default_timeout() -> u8 {
+    14
+}
+fn default_cnp_prio() -> u8 {
+    6
+}
+
+impl Default for NicConfig {
+    fn default() -> Self {
+        NicConfig {
+            mtu: default_mtu(),
+            ack_every: 1,
+            cc: CcConfig::None,
+            local_ack_timeout: default_timeout(),
+            window: None,
+            cnp_prio: default_cnp_prio(),
+        }
+    }
+}
+
+impl NicConfig {
+    pub fn validate(&self) -> Result<(), FieldError> {
+        if !(64..=9000).contains(&self.mtu.0) {
+            return Err(FieldError::new(
+                "nic.mtu",
+                format!("must be between 64B and 9000B, got {}", self.mtu),
+            ));
+        }
+        if self.ack_every == 0 {
+            return Err(FieldError::new("nic.ack_every", "must be at least 1"));
+        }
+        if !(1..=31).contains(&self.local_ack_timeout) {
+            return Err(FieldError::new(
+                "nic.local_ack_timeout",
+                format!("must be 1..=31, got {}", self.local_ack_timeout),
+            ));
+        }
+        if self.window.is_some_and(|w| w.0 < self.mtu.0) {
+            return Err(FieldError::new("nic.window", "must hold at least one MTU"));
+        }
+        if self.cnp_prio > 7 {
+            return Err(FieldError::new(
+                "nic.cnp_prio",
+                format!("802.1p priorities are 0..=7, got {}", self.cnp_prio),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The retransmission timeout: 4.096 us x 2^local_ack_timeout (IBA 9.7.6.1.3).
+    pub fn rto(&self) -> Duration {
+        Duration(4_096_000 << self.local_ack_timeout)
+    }
+}
+
+/// One port's scheduler: a round-robin list of ready flows per priority, and the
+/// rate-limited flows asleep until their next transmit time.
+#[derive(Debug, Clone, Default)]
+struct PortSched {
+    ready: [VecDeque<FlowId>; 8],
+    ready_mask: u8,
+    sleeping: BinaryHeap<Reverse<(Time, FlowId)>>,
+    /// A wake-up event is scheduled at this time.
+    wake_at: Option<Time>,
+}
+
+/// Per-host send scheduler.
+#[derive(Debug, Clone, Default)]
+pub struct Nic {
+    first_port: u32,
+    ports: Vec<PortSched>,
+}
+
+impl Nic {
+    pub fn new(first_port: u32, ports: usize) -> Self {
+        Nic {
+            first_port,
+            ports: vec![PortSched::default(); ports],
+        }
+    }
+
+    #[inline]
+    fn sched(&mut self, port: u32) -> &mut PortSched {
+        &mut self.ports[(port - self.first_port) as usize]
+    }
+
+    /// `f` (priority `prio`) may send now on `port`.
+    #[inline]
+    pub fn make_ready(&mut self, port: u32, prio: u8, f: FlowId) {
+        let s = self.sched(port);
+        s.ready[prio as usize].push_back(f);
+        s.ready_mask |= 1 << prio;
+    }
+
+    /// `f` may send on `port` from `at`.
+    pub fn sleep(&mut self, port: u32, f: FlowId, at: Time) {
+        self.sched(port).sleeping.push(Reverse((at, f)));
+    }
+
+    /// The next flow to serve on `port` at `now`, skipping priorities in `paused`: wakes the
+    /// flows whose time has come (they report their priority through `prio_of`), then strict
+    /// priority, round robin within a priority. The flow leaves the scheduler; the caller puts
+    /// it back if it can send again.
+    #[inline]
+    pub fn next_ready(
+        &mut self,
+        port: u32,
+        now: Time,
+        paused: u8,
+        prio_of: impl Fn(FlowId) -> u8,
+    ) -> Option<FlowId> {
+        let s = self.sched(port);
+        while let Some(&Reverse((t, f))) = s.sleeping.peek() {
+            if t > now {
+                break;
+            }
+            s.sleeping.pop();
+            let p = prio_of(f);
+            s.ready[p as usize].push_back(f);
+            s.ready_mask |= 1 << p;
+        }
+        let eligible = s.ready_mask & !paused;
+        if eligible == 0 {
+            return None;
+        }
+        let p = 7 - eligible.leading_zeros() as usize;
+        let f = s.ready[p].pop_front();
+        if s.ready[p].is_empty() {
+            s.ready_mask &= !(1 << p);
+        }
+        f
+    }
+
+    /// When `port` should next be woken for a sleeping flow, if no wake-up at or before that
+    /// time is already scheduled. Records the wake-up as scheduled.
+    pub fn wake_needed(&mut self, port: u32) -> Option<Time> {
+        let s = self.sched(port);
+        let next = s.sleeping.peek().map(|Reverse((t, _))| *t)?;
+        if s.wake_at.is_some_and(|w| w <= next) {
+            return None;
+        }
+        s.wake_at = Some(next);
+        Some(next)
+    }
+
+    /// The wake-up event for `port` fired.
+    pub fn woken(&mut self, port: u32, now: Time) {
+        let s = self.sched(port);
+        if s.wake_at.is_some_and(|w| w <= now) {
+            s.wake_at = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strict_priority_round_robin_within_a_priority() {
+        let mut nic = Nic::new(10, 2);
+        nic.make_ready(10, 3, FlowId(1));
+        nic.make_ready(10, 3, FlowId(2));
+        nic.make_ready(10, 6, FlowId(5));
+        nic.make_ready(11, 3, FlowId(3));
+        let prio = |f: FlowId| if f.0 == 5 { 6 } else { 3 };
+        assert_eq!(nic.next_ready(10, Time(0), 0, prio), Some(FlowId(5)));
+        let a = nic.next_ready(10, Time(0), 0, prio).unwrap();
+        nic.make_ready(10, 3, a);
+        assert_eq!(nic.next_ready(10, Time(0), 0, prio), Some(FlowId(2)));
+        assert_eq!(
+            nic.next_ready(10, Time(0), 1 << 3, prio),
+            None,
+            "priority 3 paused"
+        );
+        assert_eq!(nic.next_ready(10, Time(0), 0, prio), Some(FlowId(1)));
+        assert_eq!(nic.next_ready(11, Time(0), 0, prio), Some(FlowId(3)));
+    }
+
+    #[test]
+    fn sleeping_flows_wake_at_their_time() {
+        let mut nic = Nic::new(0, 1);
+        nic.sleep(0, FlowId(7), Time(100));
+        assert_eq!(nic.next_ready(0, Time(50), 0, |_| 3), None);
+        assert_eq!(nic.wake_needed(0), Some(Time(100)));
+        assert_eq!(nic.wake_needed(0), None, "already scheduled");
+        nic.woken(0, Time(100));
+        assert_eq!(nic.next_ready(0, Time(100), 0, |_| 3), Some(FlowId(7)));
+    }
+
+    #[test]
+    fn rto_follows_the_verbs_encoding() {
+        let c = NicConfig {
+            local_ack_timeout: 14,
+            ..Default::default()
+        };
+        assert_eq!(c.rto(), Duration(4_096_000 * 16_384)); // 67.1 ms
+    }
+}

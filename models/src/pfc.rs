@@ -1,0 +1,336 @@
+//! Priority-based Flow Control (IEEE 802.1Qbb).
+//!
+//! A receiver whose lossless ingress buffer for a priority crosses its XOFF threshold sends a
+//! PFC frame (a 64 B MAC control frame, EtherType 0x8808, opcode 0x0101) asking its peer to stop
+//! that priority for `quanta` x 512 bit times; it refreshes the pause before it expires and sends
+//! a zero-quanta frame (XON) when the buffer drains. The peer stops that priority only: after its
+//! current frame, and after its response time (Cisco, "Priority Flow Control: Build Reliable
+//! Layer 2 Infrastructure", Nexus 5000 white paper: 60 quanta; IEEE 802.3 Annex 31B bounds it
+//! at 394 quanta at 100 Gb/s).
+//!
+//! Headroom, the buffer that absorbs what is already on its way when XOFF is sent, follows the
+//! same white paper: the frame our port is sending when it decides (the PAUSE cannot preempt
+//! it), the PAUSE itself, the cable twice (the PAUSE going, data still arriving), the peer's
+//! response time and the frame the peer is sending when it reacts.
+//!
+//! [`PauseState`] is the paused side (an egress that must hold a priority); [`XoffState`] the
+//! pausing side (an ingress that asked its peer to hold). Both keep the counters NICs show in
+//! `ethtool -S` (`rx_prio{p}_pause`, `tx_prio{p}_pause`, `*_pause_duration`).
+
+use crate::packet::{MIN_FRAME, PFC_FRAME, PREAMBLE_IFG};
+use crate::scenario::FieldError;
+use serde::Deserialize;
+use sim_core::{BitRate, Bytes, Duration, Time};
+
+/// One pause quantum is 512 bit times.
+pub const QUANTUM_BITS: u64 = 512;
+
+/// `[pfc]`: applies to every port of the fabric, switches and NICs.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PfcConfig {
+    /// Lossless priorities (PFC enabled). Empty: PFC off, every class lossy.
+    #[serde(default)]
+    pub priorities: Vec<u8>,
+    /// Pause time requested by an XOFF frame, in quanta.
+    #[serde(default = "default_quanta")]
+    pub quanta: u16,
+    /// How often an XOFF is re-sent while the buffer stays above XON. Default: half the pause time.
+    #[serde(default)]
+    pub refresh: Option<Duration>,
+    /// Time a port takes to act on a received PFC frame, in quanta of its own rate.
+    #[serde(default = "default_response")]
+    pub response_quanta: u16,
+    /// Headroom per lossless priority group and port. Default: computed per port from its
+    /// rate, cable delay, the MTU and the response time.
+    #[serde(default)]
+    pub headroom: Option<Bytes>,
+    /// Static XOFF threshold on a priority group's shared-buffer use. Default: the dynamic
+    /// ingress threshold (alpha x free buffer).
+    #[serde(default)]
+    pub xoff: Option<Bytes>,
+    /// XON when the group's shared use falls this far below its XOFF threshold.
+    #[serde(default = "default_xon_offset")]
+    pub xon_offset: Bytes,
+    /// A port paused (or pausing its peer) continuously for longer than this counts a storm.
+    #[serde(default = "default_watchdog")]
+    pub watchdog: Duration,
+}
+
+fn default_quanta() -> u16 {
+    0xffff
+}
+fn default_response() -> u16 {
+    60
+}
+/// Two 4 KB frames of hysteresis.
+fn default_xon_offset() -> Bytes {
+    Bytes(2 * 4178)
+}
+/// SONiC's PFC watchdog default detection time.
+fn default_watchdog() -> Duration {
+    Duration(200 * 1_000_000_000)
+}
+
+impl Default for PfcConfig {
+    fn default() -> Self {
+        PfcConfig {
+            priorities: Vec::new(),
+            quanta: default_quanta(),
+            refresh: None,
+            response_quanta: default_response(),
+            headroom: None,
+            xoff: None,
+            xon_offset: default_xon_offset(),
+            watchdog: default_watchdog(),
+        }
+    }
+}
+
+impl PfcConfig {
+    pub fn validate(&self) -> Result<(), FieldError> {
+        if let Some(p) = self.priorities.iter().find(|&&p| p > 7) {
+            return Err(FieldError::new(
+                "pfc.priorities",
+                format!("802.1p priorities are 0..=7, got {p}"),
+            ));
+        }
+        if !self.priorities.is_empty() && self.quanta == 0 {
+            return Err(FieldError::new(
+                "pfc.quanta",
+                "an XOFF must request a pause of at least 1 quantum",
+            ));
+        }
+        if self.refresh == Some(Duration::ZERO) {
+            return Err(FieldError::new("pfc.refresh", "must be greater than zero"));
+        }
+        Ok(())
+    }
+
+    /// Bit mask of lossless priorities.
+    pub fn mask(&self) -> u8 {
+        self.priorities.iter().fold(0, |m, &p| m | 1 << p)
+    }
+
+    /// How long `quanta` pause a port of `rate`.
+    pub fn pause_time(rate: BitRate, quanta: u16) -> Duration {
+        Duration((quanta as u128 * QUANTUM_BITS as u128 * 1_000_000_000_000).div_ceil(rate.0 as u128) as u64)
+    }
+
+    pub fn response_time(&self, rate: BitRate) -> Duration {
+        Self::pause_time(rate, self.response_quanta)
+    }
+
+    pub fn refresh_interval(&self, rate: BitRate) -> Duration {
+        self.refresh
+            .unwrap_or(Duration(Self::pause_time(rate, self.quanta).0 / 2).max(Duration(1)))
+    }
+
+    /// Buffer a lossless priority group needs as headroom on a port of `rate` whose cable has
+    /// delay `delay`, when the largest frame either side may send is `max_frame` bytes (frame
+    /// length, without preamble and IFG), the peer responds after `peer_response`, and the
+    /// buffer allocates `cell`-byte cells.
+    ///
+    /// What may arrive after the XOFF decision, in wire bytes: the frame our port is sending
+    /// (it delays the PAUSE), the PAUSE itself, the cable both ways, and the peer's response
+    /// time; then the frame the peer is in the middle of. Cells make small frames expensive: a
+    /// 64 B frame occupies a whole cell for 84 wire bytes, so arrivals are costed at that worst
+    /// ratio (SONiC's dynamic buffer calculation applies the same "cell occupancy" factor).
+    pub fn headroom_needed(
+        rate: BitRate,
+        delay: Duration,
+        max_frame: u32,
+        peer_response: Duration,
+        cell: u32,
+    ) -> u64 {
+        let cell = cell.max(1) as u64;
+        let frame_wire = (max_frame + PREAMBLE_IFG) as u64;
+        let in_flight = |d: Duration| rate.bytes_in(d) + 1;
+        let arrivals =
+            frame_wire + (PFC_FRAME + PREAMBLE_IFG) as u64 + 2 * in_flight(delay) + in_flight(peer_response);
+        let min_wire = (MIN_FRAME + PREAMBLE_IFG) as u64;
+        let worst_per_frame = (MIN_FRAME as u64).div_ceil(cell) * cell;
+        let last_frame = (max_frame as u64).div_ceil(cell) * cell;
+        arrivals.div_ceil(min_wire) * worst_per_frame + last_frame
+    }
+}
+
+/// The paused side of a port: which priorities its egress must hold, until when.
+#[derive(Debug, Clone, Default)]
+pub struct PauseState {
+    from: [Time; 8],
+    until: [Time; 8],
+    /// Start of the pause interval being accumulated, per priority.
+    open: [Option<Time>; 8],
+    pub frames: [u64; 8],
+    /// Total time paused, per priority.
+    pub duration: [Duration; 8],
+    /// Pause intervals longer than the watchdog.
+    pub storms: u64,
+}
+
+impl PauseState {
+    /// True while priority `p` may not start a frame.
+    #[inline]
+    pub fn is_paused(&self, p: usize, now: Time) -> bool {
+        self.from[p] <= now && now < self.until[p]
+    }
+
+    /// Priorities that may not start a frame now.
+    #[inline]
+    pub fn mask(&self, now: Time) -> u8 {
+        (0..8)
+            .filter(|&p| self.is_paused(p, now))
+            .fold(0, |m, p| m | 1 << p)
+    }
+
+    /// A PFC frame for `prio` with `quanta` arrived. Returns when the pause ends, so the
+    /// caller can restart the port then.
+    pub fn on_frame(
+        &mut self,
+        now: Time,
+        prio: u8,
+        quanta: u16,
+        rate: BitRate,
+        response: Duration,
+        watchdog: Duration,
+    ) -> Time {
+        let p = prio as usize;
+        self.frames[p] += 1;
+        let start = now + response;
+        if quanta == 0 {
+            // XON: resume now (a port resumes as soon as it parses the frame).
+            self.close(p, now.max(self.from[p]).min(self.until[p]), watchdog);
+            self.until[p] = now;
+            return now;
+        }
+        let end = start + PfcConfig::pause_time(rate, quanta);
+        let continuing = self.open[p].is_some() && self.until[p] >= start;
+        if !continuing {
+            let until = self.until[p];
+            self.close(p, until, watchdog);
+            self.open[p] = Some(start);
+            self.from[p] = start;
+        }
+        self.until[p] = end;
+        end
+    }
+
+    fn close(&mut self, p: usize, end: Time, watchdog: Duration) {
+        if let Some(start) = self.open[p].take() {
+            let d = end.saturating_since(start);
+            self.duration[p] += d;
+            if d > watchdog {
+                self.storms += 1;
+            }
+        }
+    }
+
+    /// Close every open interval at `now` (end of run) for the counters.
+    pub fn finish(&mut self, now: Time, watchdog: Duration) {
+        for p in 0..8 {
+            let end = self.until[p].min(now);
+            self.close(p, end, watchdog);
+        }
+    }
+}
+
+/// The pausing side of a port: which priorities it has asked its peer to hold.
+#[derive(Debug, Clone, Default)]
+pub struct XoffState {
+    /// Bit p set while priority p is in XOFF.
+    pub mask: u8,
+    since: [Time; 8],
+    pub frames: [u64; 8],
+    /// Total time in XOFF, per priority.
+    pub duration: [Duration; 8],
+    /// XOFF periods longer than the watchdog (`tx_pause_storm_warning_events`).
+    pub storms: u64,
+    /// A refresh event is scheduled for this port.
+    pub refresh_pending: bool,
+}
+
+impl XoffState {
+    pub fn enter(&mut self, now: Time, p: u8) {
+        self.mask |= 1 << p;
+        self.since[p as usize] = now;
+    }
+
+    pub fn leave(&mut self, now: Time, p: u8, watchdog: Duration) {
+        self.mask &= !(1 << p);
+        let d = now - self.since[p as usize];
+        self.duration[p as usize] += d;
+        if d > watchdog {
+            self.storms += 1;
+        }
+    }
+
+    pub fn finish(&mut self, now: Time, watchdog: Duration) {
+        for p in 0..8u8 {
+            if self.mask & 1 << p != 0 {
+                self.leave(now, p, watchdog);
+                self.mask |= 1 << p;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quantum_is_512_bit_times() {
+        assert_eq!(PfcConfig::pause_time(BitRate::gbps(100), 1), Duration(5_120));
+        assert_eq!(
+            PfcConfig::pause_time(BitRate::gbps(100), 0xffff),
+            Duration(5_120 * 0xffff)
+        );
+    }
+
+    #[test]
+    fn paused_port_resumes_on_xon_and_counts_the_duration() {
+        let mut s = PauseState::default();
+        let rate = BitRate::gbps(100);
+        let resp = Duration::from_ns(300);
+        let end = s.on_frame(Time(0), 3, 0xffff, rate, resp, Duration::from_us(1000));
+        assert_eq!(end, Time(300_000) + PfcConfig::pause_time(rate, 0xffff));
+        assert!(!s.is_paused(3, Time(100_000)), "not before the response time");
+        assert!(s.is_paused(3, Time(400_000)));
+        assert!(!s.is_paused(2, Time(400_000)), "other priorities flow");
+        s.on_frame(Time(2_300_000), 3, 0, rate, resp, Duration::from_us(1000));
+        assert!(!s.is_paused(3, Time(2_300_001)));
+        assert_eq!(s.duration[3], Duration(2_000_000));
+        assert_eq!(s.frames[3], 2);
+    }
+
+    #[test]
+    fn refreshed_pause_is_one_interval_and_expired_pause_ends_by_itself() {
+        let mut s = PauseState::default();
+        let rate = BitRate::gbps(100);
+        let q = 1000; // 5.12 us
+        s.on_frame(Time(0), 0, q, rate, Duration::ZERO, Duration::from_us(8));
+        s.on_frame(Time(3_000_000), 0, q, rate, Duration::ZERO, Duration::from_us(8));
+        assert!(s.is_paused(0, Time(7_000_000)));
+        assert!(!s.is_paused(0, Time(8_200_000)), "expired without a refresh");
+        s.finish(Time(20_000_000), Duration::from_us(8));
+        assert_eq!(s.duration[0], Duration(3_000_000 + 5_120_000));
+        assert_eq!(s.storms, 1, "8.12 us continuous > 8 us watchdog");
+    }
+
+    #[test]
+    fn headroom_counts_arrivals_at_the_worst_cell_occupancy() {
+        let rate = BitRate::gbps(100);
+        // 1-byte cells: every wire byte of a 64 B frame costs 64/84 of a byte; the formula
+        // charges whole 84 B slots of 64 B each.
+        let h = PfcConfig::headroom_needed(rate, Duration::from_ns(15), 4158, Duration::from_ns(307), 1);
+        // Arrivals: 4178 (our frame) + 84 (PAUSE) + 2 x (187 + 1) (3 m) + (3837 + 1) = 12476 B.
+        let arrivals: u64 = 4178 + 84 + 2 * 188 + 3838;
+        assert_eq!(h, arrivals.div_ceil(84) * 64 + 4158);
+        // 256 B cells: a 64 B frame takes a whole cell.
+        let h256 = PfcConfig::headroom_needed(rate, Duration::from_ns(15), 4158, Duration::from_ns(307), 256);
+        assert_eq!(h256, arrivals.div_ceil(84) * 256 + 17 * 256);
+        let long = PfcConfig::headroom_needed(rate, Duration::from_ns(500), 4158, Duration::from_ns(307), 1);
+        assert!(long > h, "a longer cable needs more");
+    }
+}

@@ -1,0 +1,248 @@
+//! The host side of a run: the NIC scheduler, the RoCEv2 requester and responder, DCQCN.
+
+use super::{Event, Sim};
+use crate::cc::dcqcn::{CnpOutcome, ReactionPoint};
+use crate::flow::{Response, Sched};
+use crate::ids::{FlowId, HostId, PortId};
+use crate::packet::{Kind, Packet, flags, roce_cnp_frame};
+
+impl Sim<'_> {
+    pub(super) fn on_flow_start(&mut self, f: FlowId) {
+        let (src, dst, entropy) = {
+            let flow = &self.flows[f.idx()];
+            (flow.spec.src, flow.spec.dst, flow.entropy)
+        };
+        let node = self.net.host_node[src.idx()];
+        let Some(port) = self.egress(node, src, dst, entropy) else {
+            return;
+        };
+        let line_rate = self.net.ports[port.idx()].rate;
+        let now = self.now;
+        let flow = &mut self.flows[f.idx()];
+        flow.port = port;
+        flow.next_tx = now;
+        if let Some(p) = &self.dcqcn[src.idx()] {
+            flow.rp = Some(ReactionPoint::new(p, line_rate, now));
+        }
+        self.activate(f);
+    }
+
+    /// Put an idle flow that can send into its port's scheduler, and start the port.
+    pub(super) fn activate(&mut self, f: FlowId) {
+        let flow = &mut self.flows[f.idx()];
+        if flow.sched != Sched::Idle || !flow.can_send() || flow.port == PortId(u32::MAX) {
+            return;
+        }
+        let (port, h) = (flow.port, flow.spec.src);
+        if flow.next_tx > self.now {
+            flow.sched = Sched::Sleeping;
+            self.nics[h.idx()].sleep(port.0, f, flow.next_tx);
+        } else {
+            flow.sched = Sched::Ready;
+            self.nics[h.idx()].make_ready(port.0, flow.spec.prio, f);
+        }
+        self.kick(port);
+    }
+
+    /// The next data packet host `h` sends on `p`, if any flow may send.
+    pub(super) fn next_data(&mut self, h: HostId, p: PortId) -> Option<Packet> {
+        let paused = self.net.ports[p.idx()].pause.mask(self.now);
+        let line_rate = self.net.ports[p.idx()].rate;
+        loop {
+            let flows = &self.flows;
+            let f = self.nics[h.idx()].next_ready(p.0, self.now, paused, |f| flows[f.idx()].spec.prio)?;
+            let now = self.now;
+            let flow = &mut self.flows[f.idx()];
+            flow.sched = Sched::Idle;
+            if !flow.can_send() {
+                continue;
+            }
+            let pkt = flow.next_packet(f, now);
+            let mut rate = line_rate;
+            if let (Some(rp), Some(params)) = (&mut flow.rp, &self.dcqcn[h.idx()]) {
+                rp.on_sent(params, now, pkt.wire_bytes());
+                rate = rp.rate().min(line_rate);
+            }
+            flow.next_tx = now + rate.tx_time(pkt.wire_bytes());
+            if flow.can_send() {
+                if rate < line_rate {
+                    flow.sched = Sched::Sleeping;
+                    self.nics[h.idx()].sleep(p.0, f, flow.next_tx);
+                } else {
+                    flow.sched = Sched::Ready;
+                    self.nics[h.idx()].make_ready(p.0, flow.spec.prio, f);
+                }
+            }
+            if !flow.rto_pending {
+                flow.rto_pending = true;
+                flow.rto_deadline = now + self.rto;
+                self.schedule(now + self.rto, Event::Rto(f));
+            }
+            self.host_counters[h.idx()].data_packets_sent += 1;
+            self.totals.injected_packets += 1;
+            self.totals.injected_bytes += pkt.frame as u64;
+            return Some(pkt);
+        }
+    }
+
+    pub(super) fn on_nic_wake(&mut self, p: PortId) {
+        let crate::network::Role::Host(h) = self.net.roles[self.net.port_node[p.idx()].idx()] else {
+            return;
+        };
+        self.nics[h.idx()].woken(p.0, self.now);
+        self.kick(p);
+    }
+
+    /// `pkt` reached its destination host.
+    pub(super) fn deliver(&mut self, h: HostId, pkt: Packet) {
+        self.totals.delivered_packets += 1;
+        self.totals.delivered_bytes += pkt.frame as u64;
+        match pkt.kind {
+            Kind::Data => self.on_data(h, pkt),
+            Kind::Ack | Kind::Nak => self.on_ack(h, &pkt),
+            Kind::Cnp => self.on_cnp(h, &pkt),
+            Kind::Pause => {}
+        }
+    }
+
+    /// Responder: ECN notification point, then go-back-N.
+    fn on_data(&mut self, h: HostId, pkt: Packet) {
+        let now = self.now;
+        let ack_every = self.variant.nic.ack_every;
+        let flow = &mut self.flows[pkt.flow.idx()];
+        let c = &mut self.host_counters[h.idx()];
+        let mut cnp = None;
+        if pkt.has(flags::CE) {
+            flow.ecn_marked += 1;
+            c.np_ecn_marked_roce_packets += 1;
+            // The NP runs at the receiver with the receiver's own parameters.
+            if let Some(params) = &self.dcqcn[h.idx()] {
+                if flow.np.on_ce(params, now) {
+                    flow.cnps_sent += 1;
+                    c.np_cnp_sent += 1;
+                    let mut p = Packet::control(
+                        Kind::Cnp,
+                        pkt.flow,
+                        h,
+                        pkt.src,
+                        0,
+                        roce_cnp_frame(),
+                        self.variant.nic.cnp_prio,
+                    );
+                    p.entropy = pkt.entropy;
+                    cnp = Some(p);
+                }
+            }
+        }
+        let before = flow.out_of_sequence;
+        let response = flow.receive(now, &pkt, ack_every);
+        c.out_of_sequence += flow.out_of_sequence - before;
+        let reply = match response {
+            Response::None => None,
+            Response::Ack(psn) => {
+                c.acks_sent += 1;
+                Some(flow.response_packet(&pkt, psn, false))
+            }
+            Response::Nak(psn) => {
+                c.naks_sent += 1;
+                Some(flow.response_packet(&pkt, psn, true))
+            }
+        };
+        for p in cnp.into_iter().chain(reply) {
+            self.send_control(h, p);
+        }
+    }
+
+    /// Requester: an ACK or NAK arrived.
+    fn on_ack(&mut self, h: HostId, pkt: &Packet) {
+        let now = self.now;
+        let flow = &mut self.flows[pkt.flow.idx()];
+        let nak = pkt.kind == Kind::Nak;
+        if nak {
+            self.host_counters[h.idx()].packet_seq_err += 1;
+        }
+        if flow.on_ack(now, pkt.seq, nak) {
+            flow.rto_deadline = now + self.rto;
+        }
+        self.activate(pkt.flow);
+    }
+
+    /// Reaction point: a CNP arrived for one of this host's QPs.
+    fn on_cnp(&mut self, h: HostId, pkt: &Packet) {
+        let now = self.now;
+        let Some(params) = &self.dcqcn[h.idx()] else {
+            return;
+        };
+        let flow = &mut self.flows[pkt.flow.idx()];
+        let Some(rp) = &mut flow.rp else { return };
+        match rp.on_cnp(params, now) {
+            CnpOutcome::Handled => {
+                flow.cnp_handled += 1;
+                self.host_counters[h.idx()].rp_cnp_handled += 1;
+            }
+            CnpOutcome::Ignored => {
+                flow.cnp_ignored += 1;
+                self.host_counters[h.idx()].rp_cnp_ignored += 1;
+            }
+        }
+        self.arm_cc_timer(pkt.flow);
+    }
+
+    fn arm_cc_timer(&mut self, f: FlowId) {
+        let flow = &mut self.flows[f.idx()];
+        if flow.cc_timer_pending {
+            return;
+        }
+        if let Some(at) = flow.rp.as_ref().and_then(|rp| rp.timer_due()) {
+            flow.cc_timer_pending = true;
+            self.schedule(at.max(self.now), Event::CcTimer(f));
+        }
+    }
+
+    pub(super) fn on_cc_timer(&mut self, f: FlowId) {
+        let now = self.now;
+        let flow = &mut self.flows[f.idx()];
+        flow.cc_timer_pending = false;
+        let h = flow.spec.src;
+        if let (Some(rp), Some(params)) = (&mut flow.rp, &self.dcqcn[h.idx()]) {
+            rp.on_timer(params, now);
+        }
+        if flow.sender_done.is_none() {
+            self.arm_cc_timer(f);
+        }
+    }
+
+    /// The retransmission timer of `f` fired (lazily re-armed by ACK progress).
+    pub(super) fn on_rto(&mut self, f: FlowId) {
+        let now = self.now;
+        let flow = &mut self.flows[f.idx()];
+        flow.rto_pending = false;
+        if flow.sender_done.is_some() || !flow.outstanding() {
+            return;
+        }
+        if now < flow.rto_deadline {
+            flow.rto_pending = true;
+            let at = flow.rto_deadline;
+            self.schedule(at, Event::Rto(f));
+            return;
+        }
+        flow.on_timeout();
+        self.host_counters[flow.spec.src.idx()].local_ack_timeout_err += 1;
+        flow.rto_pending = true;
+        flow.rto_deadline = now + self.rto;
+        self.schedule(now + self.rto, Event::Rto(f));
+        self.activate(f);
+    }
+
+    /// Queue a control frame (ACK, NAK, CNP) at host `h` toward its destination.
+    fn send_control(&mut self, h: HostId, pkt: Packet) {
+        let node = self.net.host_node[h.idx()];
+        let Some(port) = self.egress(node, pkt.src, pkt.dst, pkt.entropy) else {
+            return;
+        };
+        self.totals.injected_packets += 1;
+        self.totals.injected_bytes += pkt.frame as u64;
+        self.net.ports[port.idx()].enqueue(pkt);
+        self.kick(port);
+    }
+}

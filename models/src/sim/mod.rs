@@ -1,0 +1,245 @@
+//! One run of one variant: the event loop.
+//!
+//! ```text
+//!  FlowStart ─▶ NIC scheduler ─▶ host egress Port ──TxDone──▶ Link ──Arrive──▶ node
+//!   (host.rs)   (pull: prio, RR,     (serialize)              (propagate,      │
+//!                rate limiter)                                  frame errors)   ▼
+//!  ACK/NAK/CNP ◀── NIC rx: go-back-N, ECN → CNP ◀── host ── switch (fabric.rs): route (ECMP)
+//!   to sender       (host.rs)                               ─▶ MMU admit | drop ─▶ egress Port
+//!                                                           PFC XOFF/XON ◀─ ingress accounting
+//! ```
+//!
+//! Events: `TxDone(port)` (a frame finished serializing: hand it to the link, start the next),
+//! `Arrive(port)` (the head frame on port's link reached the far end), `FlowStart`, and the
+//! timers: `Resume` (a PFC pause expired), `PfcRefresh` (re-send XOFF), `NicWake` (a
+//! rate-limited QP may send), `Rto` (retransmission timer), `CcTimer` (DCQCN rate increase).
+//! A busy port has exactly one pending `TxDone`, a busy link one `Arrive`.
+
+mod fabric;
+mod host;
+
+use crate::cc::dcqcn::DcqcnParams;
+use crate::flow::Flow;
+use crate::ids::{FlowId, PortId};
+use crate::network::Network;
+use crate::nic::CcConfig;
+use crate::packet::Packet;
+use crate::scenario::{Scenario, Variant};
+use crate::switch::{SwitchBuffers, build_buffers, mmu::DropReason};
+use sim_core::{EventQueue, RngStreams, SimRng, Time};
+
+/// Everything that can happen. 8 bytes: keeps the event queue's entries small.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    TxDone(PortId),
+    Arrive(PortId),
+    FlowStart(FlowId),
+    Resume(PortId),
+    PfcRefresh(PortId),
+    NicWake(PortId),
+    Rto(FlowId),
+    CcTimer(FlowId),
+}
+
+/// Why a run stopped before its events ran out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopReason {
+    MaxTime(Time),
+    MaxEvents(u64),
+}
+
+/// Totals the invariants are checked against.
+#[derive(Debug, Clone, Default)]
+pub struct Totals {
+    pub events: u64,
+    /// Frames that finished crossing a link (one per hop).
+    pub packet_hops: u64,
+    pub injected_packets: u64,
+    pub injected_bytes: u64,
+    pub delivered_packets: u64,
+    pub delivered_bytes: u64,
+    pub dropped_packets: u64,
+    pub dropped_bytes: u64,
+    /// Drops by [`DropReason`] (indexed as `DropReason::ALL`).
+    pub drops_by_reason: [u64; 4],
+    /// PFC frames sent (XOFF, refreshes and XON).
+    pub pfc_frames: u64,
+    /// Data frames marked CE.
+    pub ecn_marked: u64,
+    /// Drops in a lossless class on a port whose headroom covers its cable.
+    pub lossless_drops_adequate: u64,
+    /// Events popped with a time earlier than the previous one (must stay 0).
+    pub causality_violations: u64,
+    pub end_time: Time,
+}
+
+/// Per-host counters (the names are the mlx5 `ethtool -S` / RDMA hw_counters ones).
+#[derive(Debug, Clone, Default)]
+pub struct HostCounters {
+    pub data_packets_sent: u64,
+    pub acks_sent: u64,
+    pub naks_sent: u64,
+    pub np_ecn_marked_roce_packets: u64,
+    pub np_cnp_sent: u64,
+    pub rp_cnp_handled: u64,
+    pub rp_cnp_ignored: u64,
+    pub out_of_sequence: u64,
+    pub packet_seq_err: u64,
+    pub local_ack_timeout_err: u64,
+}
+
+pub struct Sim<'a> {
+    pub variant: &'a Variant,
+    pub net: Network,
+    pub flows: Vec<Flow>,
+    pub nics: Vec<crate::nic::Nic>,
+    pub host_counters: Vec<HostCounters>,
+    pub buffers: SwitchBuffers,
+    /// DCQCN parameters resolved for each host's line rate (None: no congestion control).
+    dcqcn: Vec<Option<DcqcnParams>>,
+    /// ECMP salt of each node.
+    salt: Vec<u64>,
+    /// WRED marking draws.
+    wred_rng: SimRng,
+    /// Frame-error draws.
+    loss_rng: SimRng,
+    rto: sim_core::Duration,
+    queue: EventQueue<Event>,
+    now: Time,
+    pub totals: Totals,
+    pub stopped: Option<StopReason>,
+}
+
+impl<'a> Sim<'a> {
+    /// Build the fabric for `variant`. The scenario was validated, so layouts succeed.
+    pub fn new(scenario: &Scenario, variant: &'a Variant) -> Self {
+        let net = Network::build(&scenario.topology);
+        let streams = RngStreams::new(scenario.seed);
+        let salt = (0..net.names.len())
+            .map(|n| streams.key("ecmp-salt", n as u64))
+            .collect();
+        let mtu = variant.nic.mtu.0 as u32;
+        let window = variant.nic.window.map(|w| w.0);
+        let flows: Vec<Flow> = scenario
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Flow::new(s.clone(), mtu, streams.key("entropy", i as u64) as u16, window))
+            .collect();
+        let nics = net.host_node.iter().map(|&n| {
+            let r = &net.node_ports[n.idx()];
+            crate::nic::Nic::new(r.start, r.len())
+        });
+        let dcqcn = (0..net.host_node.len())
+            .map(|h| match &variant.nic.cc {
+                CcConfig::Dcqcn(c) => {
+                    let rate = scenario.topology.host_rate(crate::ids::HostId(h as u32));
+                    Some(c.resolve(rate).expect("validated when the scenario was loaded"))
+                }
+                CcConfig::None => None,
+            })
+            .collect();
+        let buffers = build_buffers(
+            &scenario.topology,
+            &variant.switch,
+            &variant.pfc,
+            variant.max_frame(),
+        )
+        .expect("validated when the scenario was loaded");
+        let mut queue = EventQueue::new();
+        for (i, f) in flows.iter().enumerate() {
+            queue.push(f.spec.start, Event::FlowStart(FlowId(i as u32)));
+        }
+        Sim {
+            variant,
+            nics: nics.collect(),
+            host_counters: vec![HostCounters::default(); net.host_node.len()],
+            net,
+            flows,
+            buffers,
+            dcqcn,
+            salt,
+            wred_rng: streams.stream("wred", 0),
+            loss_rng: streams.stream("link-loss", 0),
+            rto: variant.nic.rto(),
+            queue,
+            now: Time::ZERO,
+            totals: Totals::default(),
+            stopped: None,
+        }
+    }
+
+    /// Run until no events remain or a limit is reached.
+    pub fn run(&mut self) {
+        self.run_with_progress(|_| {});
+    }
+
+    /// Run, calling `progress(now)` about every million events.
+    pub fn run_with_progress(&mut self, mut progress: impl FnMut(Time)) {
+        let limits = &self.variant.limits;
+        let max_time = limits.max_time.map(|d| Time::ZERO + d).unwrap_or(Time::MAX);
+        let max_events = limits.max_events.unwrap_or(u64::MAX);
+        while let Some((t, ev)) = self.queue.pop() {
+            if t > max_time {
+                self.stopped = Some(StopReason::MaxTime(max_time));
+                self.now = max_time;
+                break;
+            }
+            if self.totals.events >= max_events {
+                self.stopped = Some(StopReason::MaxEvents(max_events));
+                break;
+            }
+            if t < self.now {
+                self.totals.causality_violations += 1;
+            }
+            self.now = t;
+            self.totals.events += 1;
+            match ev {
+                Event::TxDone(p) => self.on_tx_done(p),
+                Event::Arrive(p) => self.on_arrive(p),
+                Event::FlowStart(f) => self.on_flow_start(f),
+                Event::Resume(p) => self.kick(p),
+                Event::PfcRefresh(p) => self.on_pfc_refresh(p),
+                Event::NicWake(p) => self.on_nic_wake(p),
+                Event::Rto(f) => self.on_rto(f),
+                Event::CcTimer(f) => self.on_cc_timer(f),
+            }
+            if self.totals.events & 0xf_ffff == 0 {
+                progress(self.now);
+            }
+        }
+        self.totals.end_time = self.now;
+        let watchdog = self.variant.pfc.watchdog;
+        for port in &mut self.net.ports {
+            port.pause.finish(self.now, watchdog);
+            port.xoff.finish(self.now, watchdog);
+        }
+    }
+
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    #[inline]
+    fn schedule(&mut self, at: Time, ev: Event) {
+        self.queue.push(at, ev);
+    }
+
+    /// Account a packet leaving the fabric unseen.
+    fn drop(&mut self, pkt: Packet, reason: DropReason) {
+        self.totals.dropped_packets += 1;
+        self.totals.dropped_bytes += pkt.frame as u64;
+        self.totals.drops_by_reason[reason as usize] += 1;
+        if pkt.kind == crate::packet::Kind::Data {
+            self.flows[pkt.flow.idx()].dropped_packets += 1;
+        }
+    }
+
+    /// Packets and frame bytes still inside the fabric (queued, serializing, on a wire).
+    pub fn in_flight(&self) -> (u64, u64) {
+        let held = self.net.ports.iter().flat_map(|p| p.held());
+        let flying = self.net.links.iter().flat_map(|l| l.in_flight());
+        held.chain(flying)
+            .fold((0, 0), |(n, b), p| (n + 1, b + p.frame as u64))
+    }
+}

@@ -1,0 +1,96 @@
+//! Switch ASIC buffer profiles: named, overridable data.
+//!
+//! Sizes are the vendors' published figures; cell sizes and SAI alpha exponents follow the
+//! public SDK/SONiC buffer templates where those state them, and are our estimate where they do
+//! not (marked so). SAI encodes a dynamic threshold alpha as 2^k (`dynamic_th`: k = -3 is 1/8,
+//! 0 is 1, 3 is 8): SAI `SAI_BUFFER_PROFILE_ATTR_SHARED_DYNAMIC_TH`.
+
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Asic {
+    /// Broadcom Trident 3 (Edgecore AS7726-32X, AS7326-56X): 32 MB shared.
+    #[default]
+    Trident3,
+    /// NVIDIA Spectrum-2 (SN3700C): 42 MB fully shared.
+    Spectrum2,
+    /// NVIDIA Spectrum (SN2700): 16 MB.
+    Spectrum,
+    /// Broadcom Tomahawk: 16 MB as four 4 MB slices (one per pipeline).
+    Tomahawk,
+    /// A campus-class ASIC (e.g. the Marvell Prestera in a MikroTik CRS504): a few MB and
+    /// little headroom.
+    Campus,
+}
+
+/// The buffer architecture of one ASIC.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Profile {
+    /// Total packet buffer, bytes.
+    pub buffer: u64,
+    /// Allocation unit, bytes: a frame occupies ceil(len / cell) cells.
+    pub cell: u32,
+    /// Independent buffer slices (ports are divided evenly among them).
+    pub slices: u32,
+    /// Ingress lossless priority-group dynamic threshold, SAI log2 alpha.
+    pub pg_alpha_log2: i8,
+    /// Egress lossy queue dynamic threshold, SAI log2 alpha.
+    pub queue_alpha_log2: i8,
+    /// Headroom per lossless PG when the profile fixes it (None: computed from the cable).
+    pub headroom: Option<u64>,
+}
+
+impl Asic {
+    pub fn profile(self) -> Profile {
+        match self {
+            // 32 MB (Broadcom BCM56870 product brief); 256 B cells (our estimate); SONiC's
+            // Broadcom templates: lossy egress dynamic_th 3, lossless PG dynamic_th -4.
+            Asic::Trident3 => Profile {
+                buffer: 32_000_000,
+                cell: 256,
+                slices: 1,
+                pg_alpha_log2: -4,
+                queue_alpha_log2: 3,
+                headroom: None,
+            },
+            // 42 MB fully shared (NVIDIA SN3700C datasheet); SONiC Mellanox default_dynamic_th 0.
+            Asic::Spectrum2 => Profile {
+                buffer: 42_000_000,
+                cell: 144,
+                slices: 1,
+                pg_alpha_log2: 0,
+                queue_alpha_log2: 0,
+                headroom: None,
+            },
+            // 16 MB (SN2700 datasheet); cell 96 B (our estimate).
+            Asic::Spectrum => Profile {
+                buffer: 16_000_000,
+                cell: 96,
+                slices: 1,
+                pg_alpha_log2: 0,
+                queue_alpha_log2: 0,
+                headroom: None,
+            },
+            // 16 MB in four 4 MB ingress/egress slices (Broadcom BCM56960 brief); 208 B cells.
+            Asic::Tomahawk => Profile {
+                buffer: 16_000_000,
+                cell: 208,
+                slices: 4,
+                pg_alpha_log2: -4,
+                queue_alpha_log2: 3,
+                headroom: None,
+            },
+            // A few MB and a fixed small headroom: PFC cannot cover a 100G cable, so bursts
+            // overrun it (our estimate of a 98DX8525-class campus ASIC).
+            Asic::Campus => Profile {
+                buffer: 2_000_000,
+                cell: 256,
+                slices: 1,
+                pg_alpha_log2: -2,
+                queue_alpha_log2: 0,
+                headroom: Some(8_192),
+            },
+        }
+    }
+}

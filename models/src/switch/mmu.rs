@@ -1,0 +1,328 @@
+//! Shared-buffer memory management unit (MMU) of a switch ASIC.
+//!
+//! Cell-based accounting as Broadcom's and NVIDIA's MMUs and the SAI buffer model describe it
+//! (SAI "Buffer management" spec; SONiC buffer design): every frame occupies ceil(len / cell)
+//! cells, charged to exactly one account:
+//!
+//! 1. the reserved minimum of its ingress priority group (lossless) or egress queue (lossy);
+//! 2. else the shared pool, if its PG (lossless, ingress) or queue (lossy, egress) stays under
+//!    its dynamic threshold, alpha x (free shared cells) (Choudhury and Hahne, "Dynamic queue
+//!    length thresholds for shared-memory packet switches", IEEE/ACM ToN 1998);
+//! 3. else, lossless only, the PG's headroom, reserved outside the shared pool, which absorbs
+//!    what arrives after the PFC XOFF;
+//! 4. else it is dropped: lossy above its threshold, lossless beyond its headroom.
+//!
+//! With S congested queues and B free cells, each settles at alpha B / (1 + alpha S).
+//! Slices (Tomahawk) are independent pools; a frame is charged to its egress port's slice.
+
+use crate::packet::Charge;
+
+/// Why a switch dropped a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DropReason {
+    /// A lossy queue above its dynamic threshold, or the shared pool full.
+    LossyBufferFull,
+    /// A lossless PG whose headroom overflowed (headroom too small for the cable, or PFC off
+    /// upstream).
+    HeadroomExceeded,
+    /// No route to the destination.
+    NoRoute,
+    /// A frame corrupted on the wire (random loss), discarded by the receiving port's FCS check.
+    LinkError,
+}
+
+impl DropReason {
+    pub const ALL: [DropReason; 4] = [
+        DropReason::LossyBufferFull,
+        DropReason::HeadroomExceeded,
+        DropReason::NoRoute,
+        DropReason::LinkError,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::LossyBufferFull => "lossy_buffer_full",
+            DropReason::HeadroomExceeded => "headroom_exceeded",
+            DropReason::NoRoute => "no_route",
+            DropReason::LinkError => "link_error",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct PgAcct {
+    min: u32,
+    shared: u32,
+    headroom: u32,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct QueueAcct {
+    min: u32,
+    shared: u32,
+}
+
+/// Resolved MMU parameters (cells).
+#[derive(Debug, Clone)]
+pub struct MmuParams {
+    pub buffer: u64,
+    pub cell: u32,
+    pub slices: u32,
+    pub pg_alpha: f64,
+    pub queue_alpha: f64,
+    pub pg_min: u64,
+    pub queue_min: u64,
+    /// Lossless priorities (bit mask).
+    pub lossless: u8,
+    /// Static XOFF threshold on PG shared use, bytes (None: dynamic).
+    pub xoff: Option<u64>,
+    pub xon_offset: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Mmu {
+    cell: u32,
+    pg_alpha: f64,
+    queue_alpha: f64,
+    pg_min: u32,
+    queue_min: u32,
+    lossless: u8,
+    xoff: Option<u32>,
+    xon_offset: u32,
+    slice_of: Vec<u8>,
+    shared_size: Vec<u64>,
+    shared_used: Vec<u64>,
+    pg: Vec<[PgAcct; 8]>,
+    queue: Vec<[QueueAcct; 8]>,
+    headroom: Vec<u32>,
+}
+
+impl Mmu {
+    /// Lay out the buffer for a switch whose ports get `headroom[i]` bytes per lossless PG.
+    /// Fails (with the shortfall) when reserved space exceeds the buffer.
+    pub fn new(p: &MmuParams, headroom: &[u64]) -> Result<Mmu, String> {
+        let ports = headroom.len();
+        let cells = |b: u64| b.div_ceil(p.cell as u64);
+        let slices = p.slices.max(1) as usize;
+        let slice_of: Vec<u8> = (0..ports).map(|i| (i * slices / ports.max(1)) as u8).collect();
+        let lossless = p.lossless.count_ones() as u64;
+        let mut shared_size = vec![cells(p.buffer) / slices as u64; slices];
+        for (i, &h) in headroom.iter().enumerate() {
+            let reserved = lossless * (cells(h) + cells(p.pg_min)) + (8 - lossless) * cells(p.queue_min);
+            let s = &mut shared_size[slice_of[i] as usize];
+            if reserved >= *s {
+                return Err(format!(
+                    "the buffer ({} B in {} slice(s)) cannot hold the reserved headroom and minimums of {ports} ports ({} B per port)",
+                    p.buffer,
+                    slices,
+                    reserved * p.cell as u64
+                ));
+            }
+            *s -= reserved;
+        }
+        Ok(Mmu {
+            cell: p.cell,
+            pg_alpha: p.pg_alpha,
+            queue_alpha: p.queue_alpha,
+            pg_min: cells(p.pg_min) as u32,
+            queue_min: cells(p.queue_min) as u32,
+            lossless: p.lossless,
+            xoff: p.xoff.map(|x| cells(x) as u32),
+            xon_offset: cells(p.xon_offset) as u32,
+            shared_used: vec![0; slices],
+            shared_size,
+            slice_of,
+            pg: vec![[PgAcct::default(); 8]; ports],
+            queue: vec![[QueueAcct::default(); 8]; ports],
+            headroom: headroom.iter().map(|&h| cells(h) as u32).collect(),
+        })
+    }
+
+    #[inline]
+    pub fn cells(&self, frame: u16) -> u32 {
+        (frame as u32).div_ceil(self.cell)
+    }
+
+    #[inline]
+    fn free(&self, slice: usize) -> u64 {
+        self.shared_size[slice] - self.shared_used[slice]
+    }
+
+    /// The XOFF threshold of a lossless PG on shared cells, now.
+    #[inline]
+    fn pg_threshold(&self, slice: usize) -> f64 {
+        match self.xoff {
+            Some(x) => x as f64,
+            None => self.pg_alpha * self.free(slice) as f64,
+        }
+    }
+
+    #[inline]
+    pub fn is_lossless(&self, prio: u8) -> bool {
+        self.lossless & 1 << prio != 0
+    }
+
+    /// Admit a frame arriving on local port `inp` for local egress `out` at `prio`.
+    pub fn admit(&mut self, inp: usize, out: usize, prio: u8, frame: u16) -> Result<Charge, DropReason> {
+        let c = self.cells(frame);
+        let (p, slice) = (prio as usize, self.slice_of[out] as usize);
+        let fits_pool = self.shared_used[slice] + c as u64 <= self.shared_size[slice];
+        if self.is_lossless(prio) {
+            let pg = self.pg[inp][p];
+            if pg.min + c <= self.pg_min {
+                self.pg[inp][p].min += c;
+                return Ok(Charge::PgMin);
+            }
+            if fits_pool && (pg.shared as f64) < self.pg_threshold(slice) {
+                self.pg[inp][p].shared += c;
+                self.shared_used[slice] += c as u64;
+                return Ok(Charge::Shared);
+            }
+            if pg.headroom + c <= self.headroom[inp] {
+                self.pg[inp][p].headroom += c;
+                return Ok(Charge::Headroom);
+            }
+            return Err(DropReason::HeadroomExceeded);
+        }
+        let q = self.queue[out][p];
+        if q.min + c <= self.queue_min {
+            self.queue[out][p].min += c;
+            return Ok(Charge::QueueMin);
+        }
+        if fits_pool && (q.shared as f64) < self.queue_alpha * self.free(slice) as f64 {
+            self.queue[out][p].shared += c;
+            self.shared_used[slice] += c as u64;
+            return Ok(Charge::Shared);
+        }
+        Err(DropReason::LossyBufferFull)
+    }
+
+    /// The frame left the switch: give its cells back.
+    pub fn release(&mut self, inp: usize, out: usize, prio: u8, frame: u16, charge: Charge) {
+        let c = self.cells(frame);
+        let (p, slice) = (prio as usize, self.slice_of[out] as usize);
+        let lossless = self.is_lossless(prio);
+        match charge {
+            Charge::PgMin => self.pg[inp][p].min -= c,
+            Charge::QueueMin => self.queue[out][p].min -= c,
+            Charge::Headroom => self.pg[inp][p].headroom -= c,
+            Charge::Shared => {
+                self.shared_used[slice] -= c as u64;
+                if lossless {
+                    self.pg[inp][p].shared -= c;
+                } else {
+                    self.queue[out][p].shared -= c;
+                }
+            }
+            Charge::None => {}
+        }
+    }
+
+    /// A lossless PG that must be in XOFF: in its headroom, or at its shared threshold.
+    pub fn wants_xoff(&self, inp: usize, prio: u8) -> bool {
+        let pg = self.pg[inp][prio as usize];
+        let slice = self.slice_of[inp] as usize;
+        pg.headroom > 0 || pg.shared as f64 >= self.pg_threshold(slice)
+    }
+
+    /// A PG in XOFF that may resume: headroom empty and shared use `xon_offset` below threshold.
+    pub fn allows_xon(&self, inp: usize, prio: u8) -> bool {
+        let pg = self.pg[inp][prio as usize];
+        let slice = self.slice_of[inp] as usize;
+        pg.headroom == 0
+            && (pg.shared + self.xon_offset) as f64 <= self.pg_threshold(slice).max(self.xon_offset as f64)
+    }
+
+    /// Bytes held for lossy queue `prio` of local port `out` (shared + min).
+    pub fn queue_bytes(&self, out: usize, prio: u8) -> u64 {
+        let q = self.queue[out][prio as usize];
+        (q.min + q.shared) as u64 * self.cell as u64
+    }
+
+    /// Free shared bytes in the slice of local port `port`.
+    pub fn free_bytes(&self, port: usize) -> u64 {
+        self.free(self.slice_of[port] as usize) * self.cell as u64
+    }
+
+    /// Shared-pool size in bytes of the slice of local port `port`.
+    pub fn shared_bytes(&self, port: usize) -> u64 {
+        self.shared_size[self.slice_of[port] as usize] * self.cell as u64
+    }
+
+    /// True when nothing is held (end-of-run check).
+    pub fn is_empty(&self) -> bool {
+        self.shared_used.iter().all(|&u| u == 0)
+            && self
+                .pg
+                .iter()
+                .flatten()
+                .all(|a| a.min == 0 && a.shared == 0 && a.headroom == 0)
+            && self.queue.iter().flatten().all(|a| a.min == 0 && a.shared == 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(lossless: u8) -> MmuParams {
+        MmuParams {
+            buffer: 1_000_000,
+            cell: 100,
+            slices: 1,
+            pg_alpha: 1.0,
+            queue_alpha: 1.0,
+            pg_min: 0,
+            queue_min: 0,
+            lossless,
+            xoff: None,
+            xon_offset: 0,
+        }
+    }
+
+    #[test]
+    fn one_congested_lossy_queue_takes_alpha_over_one_plus_alpha() {
+        // alpha = 1, S = 1: the queue settles at B / 2.
+        let mut m = Mmu::new(&params(0), &[0, 0]).unwrap();
+        let mut admitted = 0;
+        while m.admit(0, 1, 0, 1000).is_ok() {
+            admitted += 1;
+        }
+        assert_eq!(admitted * 10, 10_000 / 2, "cells held = alpha B / (1 + alpha)");
+    }
+
+    #[test]
+    fn lossless_pg_spills_into_headroom_then_drops() {
+        let mut m = Mmu::new(&params(1 << 3), &[5_000, 0]).unwrap();
+        let mut charges = Vec::new();
+        loop {
+            match m.admit(0, 1, 3, 1000) {
+                Ok(c) => charges.push(c),
+                Err(r) => {
+                    assert_eq!(r, DropReason::HeadroomExceeded);
+                    break;
+                }
+            }
+        }
+        assert!(m.wants_xoff(0, 3));
+        assert_eq!(
+            charges.iter().filter(|&&c| c == Charge::Headroom).count(),
+            5,
+            "5000 B of headroom"
+        );
+        // Drain: XON once the headroom is empty and shared use is under the threshold.
+        for c in charges.iter().rev() {
+            m.release(0, 1, 3, 1000, *c);
+        }
+        assert!(m.allows_xon(0, 3) && !m.wants_xoff(0, 3) && m.is_empty());
+    }
+
+    #[test]
+    fn headroom_larger_than_the_buffer_is_refused() {
+        assert!(
+            Mmu::new(&params(0xff), &[200_000; 4])
+                .unwrap_err()
+                .contains("cannot hold")
+        );
+    }
+}

@@ -1,0 +1,211 @@
+//! The switch: an output-queued shared-buffer ASIC.
+//!
+//! A frame is routed when it has fully arrived (store and forward), admitted by the MMU
+//! ([`mmu`]) into its egress port's priority queue or dropped with a reason, and leaves through
+//! the egress port; ECN marking ([`crate::ecn`]) and PFC ([`crate::pfc`]) act on the same
+//! accounting. ASIC buffer architectures are named profiles ([`asic`]) overridable key by key.
+
+pub mod asic;
+pub mod mmu;
+
+use crate::ecn::EcnConfig;
+use crate::scenario::FieldError;
+use asic::Asic;
+use mmu::MmuParams;
+use serde::Deserialize;
+use sim_core::Bytes;
+
+/// `[switch]`.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchConfig {
+    /// Buffer architecture profile.
+    #[serde(default)]
+    pub asic: Asic,
+    /// Total buffer (overrides the profile).
+    #[serde(default)]
+    pub buffer: Option<Bytes>,
+    /// Cell size (overrides the profile).
+    #[serde(default)]
+    pub cell: Option<Bytes>,
+    /// Independent buffer slices (overrides the profile).
+    #[serde(default)]
+    pub slices: Option<u32>,
+    /// Lossless PG dynamic threshold as SAI log2(alpha) (overrides the profile).
+    #[serde(default)]
+    pub pg_alpha: Option<i8>,
+    /// Lossy queue dynamic threshold as SAI log2(alpha) (overrides the profile).
+    #[serde(default)]
+    pub queue_alpha: Option<i8>,
+    /// Reserved minimum per lossless priority group.
+    #[serde(default)]
+    pub pg_min: Bytes,
+    /// Reserved minimum per lossy egress queue.
+    #[serde(default)]
+    pub queue_min: Bytes,
+    /// WRED-ECN marking on egress queues (off when absent).
+    #[serde(default)]
+    pub ecn: Option<EcnConfig>,
+}
+
+fn alpha(log2: i8) -> f64 {
+    // SAI: values <= -8 mean 0, >= 7 mean infinity (mlnx_sai_buffer.c bounds).
+    match log2 {
+        ..=-8 => 0.0,
+        7.. => f64::INFINITY,
+        k => 2f64.powi(k as i32),
+    }
+}
+
+impl SwitchConfig {
+    pub fn validate(&self) -> Result<(), FieldError> {
+        let p = self.asic.profile();
+        if self.buffer.is_some_and(|b| b.0 < 4096) {
+            return Err(FieldError::new("switch.buffer", "must be at least 4KiB"));
+        }
+        if let Some(c) = self.cell {
+            if c.0 == 0 || c.0 > 16_384 {
+                return Err(FieldError::new(
+                    "switch.cell",
+                    format!("must be between 1B and 16KiB, got {c}"),
+                ));
+            }
+        }
+        if self.slices == Some(0) {
+            return Err(FieldError::new("switch.slices", "must be at least 1"));
+        }
+        let buffer = self.buffer.map_or(p.buffer, |b| b.0);
+        if self.pg_min.0 * 8 > buffer || self.queue_min.0 * 8 > buffer {
+            return Err(FieldError::new(
+                "switch.queue_min",
+                "reserved minimums exceed the buffer",
+            ));
+        }
+        if let Some(e) = &self.ecn {
+            e.validate("switch.ecn")?;
+            if e.kmin.0 > buffer {
+                return Err(FieldError::new(
+                    "switch.ecn.kmin",
+                    format!("kmin {} is above the buffer ({buffer} B)", e.kmin),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// MMU parameters with the profile's defaults filled in.
+    pub fn mmu_params(&self, lossless: u8, xoff: Option<u64>, xon_offset: u64) -> MmuParams {
+        let p = self.asic.profile();
+        MmuParams {
+            buffer: self.buffer.map_or(p.buffer, |b| b.0),
+            cell: self.cell.map_or(p.cell, |c| c.0 as u32),
+            slices: self.slices.unwrap_or(p.slices),
+            pg_alpha: alpha(self.pg_alpha.unwrap_or(p.pg_alpha_log2)),
+            queue_alpha: alpha(self.queue_alpha.unwrap_or(p.queue_alpha_log2)),
+            pg_min: self.pg_min.0,
+            queue_min: self.queue_min.0,
+            lossless,
+            xoff,
+            xon_offset,
+        }
+    }
+
+    /// Headroom per lossless PG fixed by the profile, if it fixes one.
+    pub fn profile_headroom(&self) -> Option<u64> {
+        self.asic.profile().headroom
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sai_alpha_encoding() {
+        assert_eq!(alpha(-3), 0.125);
+        assert_eq!(alpha(0), 1.0);
+        assert_eq!(alpha(3), 8.0);
+        assert_eq!(alpha(-8), 0.0);
+        assert!(alpha(7).is_infinite());
+    }
+
+    #[test]
+    fn profiles_are_overridable() {
+        let c = SwitchConfig {
+            asic: Asic::Spectrum2,
+            buffer: Some(Bytes(1_000_000)),
+            ..Default::default()
+        };
+        let m = c.mmu_params(0, None, 0);
+        assert_eq!((m.buffer, m.cell), (1_000_000, 144));
+        let t = SwitchConfig {
+            asic: Asic::Tomahawk,
+            ..Default::default()
+        }
+        .mmu_params(0, None, 0);
+        assert_eq!((t.buffer, t.slices), (16_000_000, 4));
+    }
+}
+
+/// The buffers of every switch in a topology, laid out for a variant.
+pub struct SwitchBuffers {
+    /// One MMU per switch, in switch order.
+    pub mmus: Vec<mmu::Mmu>,
+    /// Per switch, per local port: the lossless headroom covers what the cable can deliver
+    /// after XOFF (always true when headroom is computed).
+    pub headroom_adequate: Vec<Vec<bool>>,
+}
+
+/// Lay out every switch's MMU. Ports are numbered per node in the order the topology lists
+/// its links, as [`crate::network::Network::build`] numbers them.
+pub fn build_buffers(
+    t: &crate::topology::Topology,
+    sw: &SwitchConfig,
+    pfc: &crate::pfc::PfcConfig,
+    max_frame: u32,
+) -> Result<SwitchBuffers, FieldError> {
+    use crate::pfc::PfcConfig;
+    use crate::topology::NodeKind;
+    let lossless = pfc.mask();
+    let mut per_node: Vec<Vec<(sim_core::BitRate, sim_core::Duration)>> = vec![Vec::new(); t.nodes.len()];
+    for l in &t.links {
+        per_node[l.a.idx()].push((l.rate, l.delay));
+        per_node[l.b.idx()].push((l.rate, l.delay));
+    }
+    let params = sw.mmu_params(lossless, pfc.xoff.map(|b| b.0), pfc.xon_offset.0);
+    let mut out = SwitchBuffers {
+        mmus: Vec::new(),
+        headroom_adequate: Vec::new(),
+    };
+    for (n, spec) in t.nodes.iter().enumerate() {
+        if spec.kind != NodeKind::Switch {
+            continue;
+        }
+        let (mut headroom, mut adequate) = (Vec::new(), Vec::new());
+        for &(rate, delay) in &per_node[n] {
+            let needed =
+                PfcConfig::headroom_needed(rate, delay, max_frame, pfc.response_time(rate), params.cell);
+            let h = if lossless == 0 {
+                0
+            } else {
+                pfc.headroom
+                    .map(|b| b.0)
+                    .or(sw.profile_headroom())
+                    .unwrap_or(needed)
+            };
+            headroom.push(h);
+            adequate.push(h >= needed);
+        }
+        let mmu = mmu::Mmu::new(&params, &headroom).map_err(|e| {
+            let key = if pfc.headroom.is_some() {
+                "pfc.headroom"
+            } else {
+                "switch.buffer"
+            };
+            FieldError::new(key, format!("switch {}: {e}", spec.name))
+        })?;
+        out.mmus.push(mmu);
+        out.headroom_adequate.push(adequate);
+    }
+    Ok(out)
+}
