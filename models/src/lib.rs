@@ -24,6 +24,7 @@
 //! its flow unfinished, reported with the reason); switch pipeline latency; cut-through
 //! forwarding; link errors.
 
+pub mod cc;
 pub mod ecn;
 pub mod flow;
 pub mod ideal;
