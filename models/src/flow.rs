@@ -57,6 +57,9 @@ pub struct Flow {
     pub window: Option<u64>,
     /// Earliest time the rate limiter lets the next packet go.
     pub next_tx: Time,
+    /// When the last data packet was sent, and its wire bytes (to re-pace after a rate change).
+    pub last_tx: Time,
+    pub last_wire: u64,
     pub rto_deadline: Time,
     pub rto_pending: bool,
     pub cc_timer_pending: bool,
@@ -98,6 +101,8 @@ impl Flow {
             acked: 0,
             window,
             next_tx: Time::ZERO,
+            last_tx: Time::ZERO,
+            last_wire: 0,
             rto_deadline: Time::ZERO,
             rto_pending: false,
             cc_timer_pending: false,

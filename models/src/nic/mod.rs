@@ -158,8 +158,8 @@ impl Nic {
     }
 
     /// The next flow to serve on `port` at `now`, skipping priorities in `paused`: wakes the
-    /// flows whose time has come (they report their priority through `prio_of`), then strict
-    /// priority, round robin within a priority. The flow leaves the scheduler; the caller puts
+    /// flows whose time has come (`wake(flow, time)` returns the flow's priority if that entry
+    /// is current), then strict priority, round robin within a priority. The flow leaves the scheduler; the caller puts
     /// it back if it can send again.
     #[inline]
     pub fn next_ready(
@@ -167,7 +167,7 @@ impl Nic {
         port: u32,
         now: Time,
         paused: u8,
-        prio_of: impl Fn(FlowId) -> u8,
+        mut wake: impl FnMut(FlowId, Time) -> Option<u8>,
     ) -> Option<FlowId> {
         let s = self.sched(port);
         while let Some(&Reverse((t, f))) = s.sleeping.peek() {
@@ -175,9 +175,11 @@ impl Nic {
                 break;
             }
             s.sleeping.pop();
-            let p = prio_of(f);
-            s.ready[p as usize].push_back(f);
-            s.ready_mask |= 1 << p;
+            // A flow re-paced earlier after a rate increase leaves a stale entry behind.
+            if let Some(p) = wake(f, t) {
+                s.ready[p as usize].push_back(f);
+                s.ready_mask |= 1 << p;
+            }
         }
         let eligible = s.ready_mask & !paused;
         if eligible == 0 {
@@ -223,7 +225,7 @@ mod tests {
         nic.make_ready(10, 3, FlowId(2));
         nic.make_ready(10, 6, FlowId(5));
         nic.make_ready(11, 3, FlowId(3));
-        let prio = |f: FlowId| if f.0 == 5 { 6 } else { 3 };
+        let prio = |f: FlowId, _| Some(if f.0 == 5 { 6 } else { 3 });
         assert_eq!(nic.next_ready(10, Time(0), 0, prio), Some(FlowId(5)));
         let a = nic.next_ready(10, Time(0), 0, prio).unwrap();
         nic.make_ready(10, 3, a);
@@ -241,11 +243,17 @@ mod tests {
     fn sleeping_flows_wake_at_their_time() {
         let mut nic = Nic::new(0, 1);
         nic.sleep(0, FlowId(7), Time(100));
-        assert_eq!(nic.next_ready(0, Time(50), 0, |_| 3), None);
+        assert_eq!(nic.next_ready(0, Time(50), 0, |_, _| Some(3)), None);
         assert_eq!(nic.wake_needed(0), Some(Time(100)));
         assert_eq!(nic.wake_needed(0), None, "already scheduled");
         nic.woken(0, Time(100));
-        assert_eq!(nic.next_ready(0, Time(100), 0, |_| 3), Some(FlowId(7)));
+        assert_eq!(nic.next_ready(0, Time(100), 0, |_, _| Some(3)), Some(FlowId(7)));
+        nic.sleep(0, FlowId(8), Time(200));
+        assert_eq!(
+            nic.next_ready(0, Time(300), 0, |_, _| None),
+            None,
+            "stale entries are skipped"
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@ use crate::cc::dcqcn::{CnpOutcome, ReactionPoint};
 use crate::flow::{Response, Sched};
 use crate::ids::{FlowId, HostId, PortId};
 use crate::packet::{Kind, Packet, flags, roce_cnp_frame};
+use sim_core::Time;
 
 impl Sim<'_> {
     pub(super) fn on_flow_start(&mut self, f: FlowId) {
@@ -50,7 +51,11 @@ impl Sim<'_> {
         let line_rate = self.net.ports[p.idx()].rate;
         loop {
             let flows = &self.flows;
-            let f = self.nics[h.idx()].next_ready(p.0, self.now, paused, |f| flows[f.idx()].spec.prio)?;
+            let current = |f: FlowId, t: Time| {
+                let fl = &flows[f.idx()];
+                (fl.sched == Sched::Sleeping && fl.next_tx == t).then_some(fl.spec.prio)
+            };
+            let f = self.nics[h.idx()].next_ready(p.0, self.now, paused, current)?;
             let now = self.now;
             let flow = &mut self.flows[f.idx()];
             flow.sched = Sched::Idle;
@@ -64,6 +69,7 @@ impl Sim<'_> {
                 rate = rp.rate().min(line_rate);
             }
             flow.next_tx = now + rate.tx_time(pkt.wire_bytes());
+            (flow.last_tx, flow.last_wire) = (now, pkt.wire_bytes());
             if flow.can_send() {
                 if rate < line_rate {
                     flow.sched = Sched::Sleeping;
@@ -209,6 +215,25 @@ impl Sim<'_> {
         }
         if flow.sender_done.is_none() {
             self.arm_cc_timer(f);
+        }
+        self.repace(f);
+    }
+
+    /// The rate of `f` went up: a flow sleeping on the old, slower pace may go earlier
+    /// (a hardware rate limiter applies a new rate at once).
+    fn repace(&mut self, f: FlowId) {
+        let now = self.now;
+        let flow = &mut self.flows[f.idx()];
+        let (Sched::Sleeping, Some(rp)) = (flow.sched, &flow.rp) else {
+            return;
+        };
+        let line = self.net.ports[flow.port.idx()].rate;
+        let at = (flow.last_tx + rp.rate().min(line).tx_time(flow.last_wire)).max(now);
+        if at < flow.next_tx {
+            flow.next_tx = at;
+            self.nics[flow.spec.src.idx()].sleep(flow.port.0, f, at);
+            let port = flow.port;
+            self.kick(port);
         }
     }
 
