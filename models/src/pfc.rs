@@ -240,6 +240,8 @@ impl PauseState {
 pub struct XoffState {
     /// Bit p set while priority p is in XOFF.
     pub mask: u8,
+    /// When this port first asked its peer to pause (any priority).
+    pub first: Option<Time>,
     since: [Time; 8],
     pub frames: [u64; 8],
     /// Total time in XOFF, per priority.
@@ -252,6 +254,7 @@ pub struct XoffState {
 
 impl XoffState {
     pub fn enter(&mut self, now: Time, p: u8) {
+        self.first.get_or_insert(now);
         self.mask |= 1 << p;
         self.since[p as usize] = now;
     }

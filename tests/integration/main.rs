@@ -6,3 +6,4 @@ mod cli;
 mod closed_form;
 mod common;
 mod queueing;
+mod roce;

@@ -24,7 +24,7 @@ pub enum CcConfig {
     #[default]
     None,
     /// DCQCN (Zhu et al., SIGCOMM 2015) as ConnectX implements it.
-    Dcqcn(DcqcnConfig),
+    Dcqcn(Box<DcqcnConfig>),
 }
 
 /// `[nic]`.

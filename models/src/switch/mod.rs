@@ -116,37 +116,6 @@ impl SwitchConfig {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sai_alpha_encoding() {
-        assert_eq!(alpha(-3), 0.125);
-        assert_eq!(alpha(0), 1.0);
-        assert_eq!(alpha(3), 8.0);
-        assert_eq!(alpha(-8), 0.0);
-        assert!(alpha(7).is_infinite());
-    }
-
-    #[test]
-    fn profiles_are_overridable() {
-        let c = SwitchConfig {
-            asic: Asic::Spectrum2,
-            buffer: Some(Bytes(1_000_000)),
-            ..Default::default()
-        };
-        let m = c.mmu_params(0, None, 0);
-        assert_eq!((m.buffer, m.cell), (1_000_000, 144));
-        let t = SwitchConfig {
-            asic: Asic::Tomahawk,
-            ..Default::default()
-        }
-        .mmu_params(0, None, 0);
-        assert_eq!((t.buffer, t.slices), (16_000_000, 4));
-    }
-}
-
 /// The buffers of every switch in a topology, laid out for a variant.
 pub struct SwitchBuffers {
     /// One MMU per switch, in switch order.
@@ -208,4 +177,35 @@ pub fn build_buffers(
         out.headroom_adequate.push(adequate);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sai_alpha_encoding() {
+        assert_eq!(alpha(-3), 0.125);
+        assert_eq!(alpha(0), 1.0);
+        assert_eq!(alpha(3), 8.0);
+        assert_eq!(alpha(-8), 0.0);
+        assert!(alpha(7).is_infinite());
+    }
+
+    #[test]
+    fn profiles_are_overridable() {
+        let c = SwitchConfig {
+            asic: Asic::Spectrum2,
+            buffer: Some(Bytes(1_000_000)),
+            ..Default::default()
+        };
+        let m = c.mmu_params(0, None, 0);
+        assert_eq!((m.buffer, m.cell), (1_000_000, 144));
+        let t = SwitchConfig {
+            asic: Asic::Tomahawk,
+            ..Default::default()
+        }
+        .mmu_params(0, None, 0);
+        assert_eq!((t.buffer, t.slices), (16_000_000, 4));
+    }
 }
