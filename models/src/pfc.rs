@@ -133,9 +133,10 @@ impl PfcConfig {
     ///
     /// What may arrive after the XOFF decision, in wire bytes: the frame our port is sending
     /// (it delays the PAUSE), the PAUSE itself, the cable both ways, and the peer's response
-    /// time; then the frame the peer is in the middle of. Cells make small frames expensive: a
-    /// 64 B frame occupies a whole cell for 84 wire bytes, so arrivals are costed at that worst
-    /// ratio (SONiC's dynamic buffer calculation applies the same "cell occupancy" factor).
+    /// time; then the frame the peer is in the middle of. Cells make small frames expensive (a
+    /// 64 B frame takes a whole 256 B cell for 84 wire bytes), so arrivals are costed at the
+    /// worst cell occupancy of any frame size (SONiC's dynamic buffer calculation applies the
+    /// same "cell occupancy" factor).
     pub fn headroom_needed(
         rate: BitRate,
         delay: Duration,
@@ -148,10 +149,17 @@ impl PfcConfig {
         let in_flight = |d: Duration| rate.bytes_in(d) + 1;
         let arrivals =
             frame_wire + (PFC_FRAME + PREAMBLE_IFG) as u64 + 2 * in_flight(delay) + in_flight(peer_response);
-        let min_wire = (MIN_FRAME + PREAMBLE_IFG) as u64;
-        let worst_per_frame = (MIN_FRAME as u64).div_ceil(cell) * cell;
-        let last_frame = (max_frame as u64).div_ceil(cell) * cell;
-        arrivals.div_ceil(min_wire) * worst_per_frame + last_frame
+        let buffered = |f: u64| f.div_ceil(cell) * cell;
+        // Buffer per wire byte, as a fraction (num, den), worst over frame sizes: the smallest
+        // frame, the largest, and the first size past a cell boundary (the ratio peaks there).
+        let past_boundary = (MIN_FRAME as u64).div_ceil(cell) * cell + 1;
+        let (num, den) = [MIN_FRAME as u64, past_boundary, max_frame as u64]
+            .into_iter()
+            .filter(|&f| f >= MIN_FRAME as u64 && f <= max_frame as u64)
+            .map(|f| (buffered(f), f + PREAMBLE_IFG as u64))
+            .max_by(|a, b| (a.0 * b.1).cmp(&(b.0 * a.1)))
+            .expect("the largest frame is a candidate");
+        (arrivals * num).div_ceil(den) + buffered(max_frame as u64)
     }
 }
 
@@ -324,15 +332,14 @@ mod tests {
     #[test]
     fn headroom_counts_arrivals_at_the_worst_cell_occupancy() {
         let rate = BitRate::gbps(100);
-        // 1-byte cells: every wire byte of a 64 B frame costs 64/84 of a byte; the formula
-        // charges whole 84 B slots of 64 B each.
-        let h = PfcConfig::headroom_needed(rate, Duration::from_ns(15), 4158, Duration::from_ns(307), 1);
         // Arrivals: 4178 (our frame) + 84 (PAUSE) + 2 x (187 + 1) (3 m) + (3837 + 1) = 12476 B.
         let arrivals: u64 = 4178 + 84 + 2 * 188 + 3838;
-        assert_eq!(h, arrivals.div_ceil(84) * 64 + 4158);
-        // 256 B cells: a 64 B frame takes a whole cell.
+        // 1-byte cells: the largest frame stores the most per wire byte (4158 of 4178).
+        let h = PfcConfig::headroom_needed(rate, Duration::from_ns(15), 4158, Duration::from_ns(307), 1);
+        assert_eq!(h, (arrivals * 4158).div_ceil(4178) + 4158);
+        // 256 B cells: a 64 B frame takes a whole cell for 84 wire bytes.
         let h256 = PfcConfig::headroom_needed(rate, Duration::from_ns(15), 4158, Duration::from_ns(307), 256);
-        assert_eq!(h256, arrivals.div_ceil(84) * 256 + 17 * 256);
+        assert_eq!(h256, (arrivals * 256).div_ceil(84) + 17 * 256);
         let long = PfcConfig::headroom_needed(rate, Duration::from_ns(500), 4158, Duration::from_ns(307), 1);
         assert!(long > h, "a longer cable needs more");
     }

@@ -26,6 +26,8 @@ pub struct PortCounters {
     pub drops_link_error: u64,
     /// Data frames marked CE at this egress.
     pub ecn_marked: u64,
+    /// Frames a NIC's full receive buffer discarded, per priority (`rx_prio{p}_discards`).
+    pub rx_discards: [u64; PRIORITIES],
     /// Largest occupancy seen (waiting + in service), in frame bytes.
     pub peak_queue_bytes: u64,
 }

@@ -373,8 +373,20 @@ fn counters(sim: &Sim) -> Vec<CounterRow> {
             // PFC counters (mlx5 names) for lossless priorities and any that saw a pause.
             for prio in 0..8 {
                 let (rx, tx) = (&port.pause, &port.xoff);
-                if lossless & 1 << prio == 0 && rx.frames[prio] == 0 && tx.frames[prio] == 0 {
+                if lossless & 1 << prio == 0
+                    && rx.frames[prio] == 0
+                    && tx.frames[prio] == 0
+                    && c.rx_discards[prio] == 0
+                {
                     continue;
+                }
+                if matches!(net.roles[n], Role::Host(_)) {
+                    push(
+                        name,
+                        &pname,
+                        format!("rx_prio{prio}_discards"),
+                        c.rx_discards[prio],
+                    );
                 }
                 push(name, &pname, format!("rx_prio{prio}_pause"), rx.frames[prio]);
                 push(name, &pname, format!("tx_prio{prio}_pause"), tx.frames[prio]);

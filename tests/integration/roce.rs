@@ -251,3 +251,43 @@ fn pauses_propagate_hop_by_hop_toward_the_senders() {
     assert!(first("leaf1", "h3").is_none(), "the receiver is never paused");
     assert_eq!(sim.totals.dropped_packets, 0);
 }
+
+#[test]
+fn a_slow_host_makes_its_nic_pause_the_sender() {
+    // The host drains 40 Gb/s behind a 100 Gb/s port. With PFC the NIC pauses the sender
+    // and nothing is lost: the flow runs at the drain rate, S_wire * 8 / 40G plus the
+    // first frame's trip. Without PFC the NIC's buffer overflows.
+    let toml = |pfc: &str| {
+        format!(
+            r#"
+            [topology]
+            kind = "back-to-back"
+            link = {{ rate = "100Gbps", cable = "3m" }}
+            [nic]
+            rx_rate = "40Gbps"
+            local_ack_timeout = 4
+            {pfc}
+            [[flow]]
+            src = 0
+            dst = 1
+            size = "4MB"
+            "#
+        )
+    };
+    let r = run(&toml("[pfc]\npriorities = [3]")).remove(0);
+    assert_eq!(r.summary.drops, 0);
+    assert!(r.summary.pfc_pause_frames > 0);
+    let n = 4_000_000u64.div_ceil(4096);
+    let wire = 4_000_000 + n * 82;
+    let expected = tx_ns(wire, 40.0) + tx_ns(roce_wire(4096), 100.0) + 15.0;
+    assert_close(
+        r.flows[0].fct_ns.unwrap(),
+        expected,
+        0.0,
+        0.01,
+        "drain-limited FCT",
+    );
+    let lossy = run(&toml("")).remove(0);
+    assert!(lossy.summary.drops_by_reason["nic_rx_full"] > 0);
+    assert!(lossy.summary.retransmitted_packets > 0);
+}

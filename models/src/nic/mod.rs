@@ -8,11 +8,13 @@
 //! send arbiter serves QPs. Rate-limited QPs sleep until their next transmit time. So the NIC
 //! never holds more than one frame per port: flows wait in the NIC, not in a queue of packets.
 
+pub mod rx;
+
 use crate::cc::dcqcn::DcqcnConfig;
 use crate::ids::FlowId;
 use crate::scenario::FieldError;
 use serde::Deserialize;
-use sim_core::{Bytes, Duration, Time};
+use sim_core::{BitRate, Bytes, Duration, Time};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -49,6 +51,20 @@ pub struct NicConfig {
     /// 802.1p priority of CNPs (ConnectX `cnp_802p_prio`, default 6).
     #[serde(default = "default_cnp_prio")]
     pub cnp_prio: u8,
+    /// How fast the host takes received data from the NIC (PCIe / memory), if slower than the
+    /// link. Unset: as fast as the link delivers, and the NIC never buffers.
+    #[serde(default)]
+    pub rx_rate: Option<BitRate>,
+    /// The NIC's receive buffer per port, used when `rx_rate` is set. A lossless priority
+    /// sends XOFF when the buffer's free space falls to the headroom the cable needs.
+    #[serde(default = "default_rx_buffer")]
+    pub rx_buffer: Bytes,
+}
+
+/// 256 KiB: the order of a ConnectX port's receive buffer (our estimate; mlx5 exposes it as
+/// the `buffer_size` of `mlnx_qos`).
+fn default_rx_buffer() -> Bytes {
+    Bytes(256 * 1024)
 }
 
 fn default_mtu() -> Bytes {
@@ -74,6 +90,8 @@ impl Default for NicConfig {
             local_ack_timeout: default_timeout(),
             window: None,
             cnp_prio: default_cnp_prio(),
+            rx_rate: None,
+            rx_buffer: default_rx_buffer(),
         }
     }
 }
@@ -97,6 +115,12 @@ impl NicConfig {
         }
         if self.window.is_some_and(|w| w.0 < self.mtu.0) {
             return Err(FieldError::new("nic.window", "must hold at least one MTU"));
+        }
+        if self.rx_buffer.0 < 2 * 9216 {
+            return Err(FieldError::new(
+                "nic.rx_buffer",
+                format!("must hold at least two jumbo frames, got {}", self.rx_buffer),
+            ));
         }
         if self.cnp_prio > 7 {
             return Err(FieldError::new(

@@ -383,6 +383,7 @@ impl Ctx<'_> {
         }
         let max_frame = roce_data_frame(f.nic.mtu.0 as u32);
         crate::switch::build_buffers(topo, &f.switch, &f.pfc, max_frame).map_err(|e| self.field(e, index))?;
+        crate::nic::rx::build(topo, &f.nic, &f.pfc, max_frame).map_err(|e| self.field(e, index))?;
         if f.run.max_time == Some(Duration::ZERO) {
             return Err(self.field(
                 FieldError::new(key("run.max_time"), "must be greater than zero"),

@@ -104,7 +104,7 @@ impl Sim<'_> {
         }
         let node = self.net.port_node[q.idx()];
         match self.net.roles[node.idx()] {
-            Role::Host(h) if pkt.dst == h => self.deliver(h, pkt),
+            Role::Host(h) if pkt.dst == h => self.host_receive(q, h, pkt),
             Role::Host(_) => self.forward_at_host(node, pkt),
             Role::Switch(_) => {
                 pkt.in_port = q.0;
@@ -179,7 +179,7 @@ impl Sim<'_> {
     }
 
     /// Enter XOFF on ingress `port` for `prio`: pause the peer and keep refreshing.
-    fn xoff(&mut self, port: PortId, prio: u8) {
+    pub(super) fn xoff(&mut self, port: PortId, prio: u8) {
         self.net.ports[port.idx()].xoff.enter(self.now, prio);
         self.send_pfc(port, prio, self.variant.pfc.quanta);
         let p = &mut self.net.ports[port.idx()];
@@ -190,7 +190,7 @@ impl Sim<'_> {
         }
     }
 
-    fn xon(&mut self, port: PortId, prio: u8) {
+    pub(super) fn xon(&mut self, port: PortId, prio: u8) {
         self.net.ports[port.idx()]
             .xoff
             .leave(self.now, prio, self.variant.pfc.watchdog);

@@ -99,7 +99,52 @@ impl Sim<'_> {
         self.kick(p);
     }
 
-    /// `pkt` reached its destination host.
+    /// `pkt` reached host `h` through its port `q`: straight to the transport, or through the
+    /// NIC's receive buffer when the host drains slower than the link.
+    pub(super) fn host_receive(&mut self, q: PortId, h: HostId, pkt: Packet) {
+        let lossless = self.variant.pfc.mask() & 1 << pkt.prio != 0;
+        let Some(rx) = &mut self.rx[q.idx()] else {
+            return self.deliver(h, pkt);
+        };
+        if !rx.fits(pkt.frame) {
+            self.net.ports[q.idx()].counters.rx_discards[pkt.prio as usize] += 1;
+            return self.drop(pkt, crate::switch::mmu::DropReason::NicRxFull);
+        }
+        rx.drain.enqueue(pkt);
+        let xoff = lossless && rx.occupancy() >= rx.xoff_at;
+        if !rx.drain.is_busy() {
+            self.start_rx(q);
+        }
+        if xoff && self.net.ports[q.idx()].xoff.mask & 1 << pkt.prio == 0 {
+            self.xoff(q, pkt.prio);
+        }
+    }
+
+    fn start_rx(&mut self, q: PortId) {
+        let now = self.now;
+        let Some(rx) = &mut self.rx[q.idx()] else { return };
+        if let Some(pkt) = rx.drain.dequeue(now) {
+            let d = rx.drain.begin_tx(pkt);
+            self.schedule(now + d, Event::RxDone(q));
+        }
+    }
+
+    /// The host took the head frame of port `q`'s receive buffer.
+    pub(super) fn on_rx_done(&mut self, q: PortId) {
+        let Some(rx) = &mut self.rx[q.idx()] else { return };
+        let pkt = rx.drain.end_tx();
+        let resume = rx.occupancy() <= rx.xon_at;
+        let crate::network::Role::Host(h) = self.net.roles[self.net.port_node[q.idx()].idx()] else {
+            return;
+        };
+        self.start_rx(q);
+        if resume && self.net.ports[q.idx()].xoff.mask & 1 << pkt.prio != 0 {
+            self.xon(q, pkt.prio);
+        }
+        self.deliver(h, pkt);
+    }
+
+    /// `pkt` reached its destination host's transport.
     pub(super) fn deliver(&mut self, h: HostId, pkt: Packet) {
         self.totals.delivered_packets += 1;
         self.totals.delivered_bytes += pkt.frame as u64;

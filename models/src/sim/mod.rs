@@ -39,6 +39,8 @@ pub enum Event {
     NicWake(PortId),
     Rto(FlowId),
     CcTimer(FlowId),
+    /// The host finished taking a frame from a NIC receive buffer.
+    RxDone(PortId),
 }
 
 /// Why a run stopped before its events ran out.
@@ -61,7 +63,7 @@ pub struct Totals {
     pub dropped_packets: u64,
     pub dropped_bytes: u64,
     /// Drops by [`DropReason`] (indexed as `DropReason::ALL`).
-    pub drops_by_reason: [u64; 4],
+    pub drops_by_reason: [u64; 5],
     /// PFC frames sent (XOFF, refreshes and XON).
     pub pfc_frames: u64,
     /// Data frames marked CE.
@@ -95,6 +97,8 @@ pub struct Sim<'a> {
     pub nics: Vec<crate::nic::Nic>,
     pub host_counters: Vec<HostCounters>,
     pub buffers: SwitchBuffers,
+    /// NIC receive buffers by port (only host ports, only when the host drains slower).
+    pub rx: Vec<Option<crate::nic::rx::RxBuffer>>,
     /// DCQCN parameters resolved for each host's line rate (None: no congestion control).
     dcqcn: Vec<Option<DcqcnParams>>,
     /// ECMP salt of each node.
@@ -146,6 +150,19 @@ impl<'a> Sim<'a> {
             variant.max_frame(),
         )
         .expect("validated when the scenario was loaded");
+        let per_host = crate::nic::rx::build(
+            &scenario.topology,
+            &variant.nic,
+            &variant.pfc,
+            variant.max_frame(),
+        )
+        .expect("validated when the scenario was loaded");
+        let mut rx = vec![None; net.ports.len()];
+        for (h, bufs) in per_host.into_iter().enumerate() {
+            for (p, b) in net.ports_of(net.host_node[h]).zip(bufs) {
+                rx[p.idx()] = Some(b);
+            }
+        }
         let mut queue = EventQueue::new();
         for (i, f) in flows.iter().enumerate() {
             queue.push(f.spec.start, Event::FlowStart(FlowId(i as u32)));
@@ -157,6 +174,7 @@ impl<'a> Sim<'a> {
             net,
             flows,
             buffers,
+            rx,
             dcqcn,
             salt,
             wred_rng: streams.stream("wred", 0),
@@ -203,6 +221,7 @@ impl<'a> Sim<'a> {
                 Event::NicWake(p) => self.on_nic_wake(p),
                 Event::Rto(f) => self.on_rto(f),
                 Event::CcTimer(f) => self.on_cc_timer(f),
+                Event::RxDone(p) => self.on_rx_done(p),
             }
             if self.totals.events & 0xf_ffff == 0 {
                 progress(self.now);
@@ -237,7 +256,8 @@ impl<'a> Sim<'a> {
 
     /// Packets and frame bytes still inside the fabric (queued, serializing, on a wire).
     pub fn in_flight(&self) -> (u64, u64) {
-        let held = self.net.ports.iter().flat_map(|p| p.held());
+        let rx = self.rx.iter().flatten().flat_map(|b| b.drain.held());
+        let held = self.net.ports.iter().flat_map(|p| p.held()).chain(rx);
         let flying = self.net.links.iter().flat_map(|l| l.in_flight());
         held.chain(flying)
             .fold((0, 0), |(n, b), p| (n + 1, b + p.frame as u64))

@@ -29,14 +29,17 @@ pub enum DropReason {
     NoRoute,
     /// A frame corrupted on the wire (random loss), discarded by the receiving port's FCS check.
     LinkError,
+    /// A NIC's receive buffer overflowed (the host drains slower than the link delivers).
+    NicRxFull,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 4] = [
+    pub const ALL: [DropReason; 5] = [
         DropReason::LossyBufferFull,
         DropReason::HeadroomExceeded,
         DropReason::NoRoute,
         DropReason::LinkError,
+        DropReason::NicRxFull,
     ];
 
     pub fn name(self) -> &'static str {
@@ -45,6 +48,7 @@ impl DropReason {
             DropReason::HeadroomExceeded => "headroom_exceeded",
             DropReason::NoRoute => "no_route",
             DropReason::LinkError => "link_error",
+            DropReason::NicRxFull => "nic_rx_full",
         }
     }
 }

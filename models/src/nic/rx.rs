@@ -1,0 +1,105 @@
+//! A NIC's receive buffer, for hosts that take data slower than the link delivers it
+//! (a PCIe Gen3 x8 slot behind a 100G port, a busy memory system).
+//!
+//! Frames wait in a FIFO drained at the host's rate. When a lossless priority's frames leave
+//! the buffer with no more free space than the cable's PFC headroom, the NIC sends XOFF on
+//! its port, and XON once it has drained `xon_offset` below that point: the NIC-generated
+//! pause ConnectX documents for receive-buffer congestion ("rx_prio{p}_pause" on the peer,
+//! `tx_prio{p}_pause` here). Frames that find the buffer full are discarded
+//! (`rx_prio{p}_discards`).
+
+use crate::port::Port;
+use sim_core::BitRate;
+
+#[derive(Debug, Clone)]
+pub struct RxBuffer {
+    /// The host's drain, modelled as a serializer at `rx_rate`.
+    pub drain: Port,
+    pub capacity: u64,
+    /// Occupancy at which a lossless priority sends XOFF.
+    pub xoff_at: u64,
+    /// Occupancy at or below which it sends XON.
+    pub xon_at: u64,
+}
+
+impl RxBuffer {
+    /// A buffer of `capacity` bytes drained at `rate`, keeping `headroom` free for what the
+    /// cable delivers after XOFF. Fails when the headroom does not fit.
+    pub fn new(rate: BitRate, capacity: u64, headroom: u64, xon_offset: u64) -> Result<RxBuffer, String> {
+        if headroom >= capacity {
+            return Err(format!(
+                "the cable needs {headroom} B of PFC headroom, more than the {capacity} B buffer"
+            ));
+        }
+        let xoff_at = capacity - headroom;
+        Ok(RxBuffer {
+            drain: Port::new(rate),
+            capacity,
+            xoff_at,
+            xon_at: xoff_at.saturating_sub(xon_offset),
+        })
+    }
+
+    /// Frame bytes held (waiting and being handed to the host).
+    pub fn occupancy(&self) -> u64 {
+        self.drain.occupancy()
+    }
+
+    /// Does a frame of `frame` bytes fit?
+    pub fn fits(&self, frame: u16) -> bool {
+        self.occupancy() + frame as u64 <= self.capacity
+    }
+}
+
+/// Receive buffers for every port of every host (in the order the topology lists each host's
+/// cables), or none when the host drains at line rate.
+pub fn build(
+    t: &crate::topology::Topology,
+    nic: &super::NicConfig,
+    pfc: &crate::pfc::PfcConfig,
+    max_frame: u32,
+) -> Result<Vec<Vec<RxBuffer>>, crate::scenario::FieldError> {
+    let Some(rate) = nic.rx_rate else {
+        return Ok(vec![Vec::new(); t.hosts.len()]);
+    };
+    let mut out = Vec::with_capacity(t.hosts.len());
+    for &h in &t.hosts {
+        let mut bufs = Vec::new();
+        for l in t.links.iter().filter(|l| l.a == h || l.b == h) {
+            let headroom = if pfc.mask() == 0 {
+                0
+            } else {
+                crate::pfc::PfcConfig::headroom_needed(
+                    l.rate,
+                    l.delay,
+                    max_frame,
+                    pfc.response_time(l.rate),
+                    1,
+                )
+            };
+            let b = RxBuffer::new(rate, nic.rx_buffer.0, headroom, pfc.xon_offset.0).map_err(|e| {
+                crate::scenario::FieldError::new("nic.rx_buffer", format!("{}: {e}", t.node_name(h)))
+            })?;
+            bufs.push(b);
+        }
+        out.push(bufs);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_leave_the_headroom_free() {
+        let b = RxBuffer::new(BitRate::gbps(50), 262_144, 20_000, 8_356).unwrap();
+        assert_eq!((b.xoff_at, b.xon_at), (242_144, 233_788));
+        assert!(b.fits(4158));
+        assert!(
+            RxBuffer::new(BitRate::gbps(50), 10_000, 20_000, 0)
+                .unwrap_err()
+                .contains("headroom")
+        );
+    }
+}
