@@ -1,19 +1,16 @@
-//! A flow: one RDMA message on a RoCEv2 reliable-connected (RC) queue pair, sender and
-//! receiver side.
+//! A flow: one message from one host to another, and the transport state of both ends.
 //!
-//! Go-back-N reliability as an RC QP implements it (IBA 1.4, sections 9.7.5 responder and
-//! 9.7.6 requester; NVIDIA ConnectX): packets carry a PSN; the responder accepts only the
-//! expected PSN, acknowledges cumulatively (coalesced every `ack_every` packets, and always the
-//! last), and on a gap sends one NAK "PSN sequence error" carrying the PSN it expects, then
-//! discards out-of-order packets silently until that PSN arrives. The requester rewinds to the
-//! NAKed PSN and resends everything from there; a retransmission timer (`local_ack_timeout`,
-//! 4.096 us x 2^n, IBA 9.7.6.1.3) recovers a lost tail or a lost NAK.
-//!
-//! Congestion control (DCQCN) plugs in through `rate` and the `rp`/`np` state the NIC drives.
+//! What every transport shares lives here (packetization, the NIC scheduler's view, pacing,
+//! the retransmission timer, statistics); the protocol itself is a RoCEv2 RC queue pair
+//! ([`crate::nic::roce`], go-back-N) or a UET packet delivery context ([`crate::nic::uet`],
+//! selective repeat with per-packet entropy).
 
-use crate::cc::dcqcn::{NotificationPoint, ReactionPoint};
+use crate::cc::dcqcn::ReactionPoint;
 use crate::ids::{FlowId, PortId};
-use crate::packet::{Charge, Kind, Packet, flags, roce_ack_frame, roce_data_frame};
+use crate::nic::lb::EvSelector;
+use crate::nic::roce::RoceQp;
+use crate::nic::uet::UetPdc;
+use crate::packet::{Charge, Kind, Packet, flags, roce_data_frame, uet_data_frame};
 use crate::workload::FlowSpec;
 use sim_core::Time;
 
@@ -28,12 +25,42 @@ pub enum Sched {
     Sleeping,
 }
 
-/// What the responder answers to a data packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Response {
-    None,
-    Ack(u32),
-    Nak(u32),
+/// The protocol state of a flow.
+#[derive(Debug, Clone)]
+pub enum Proto {
+    Roce(RoceQp),
+    Uet(Box<Uet>),
+}
+
+/// A UET flow: the PDC, its load balancing and its congestion window / credits.
+#[derive(Debug, Clone)]
+pub struct Uet {
+    pub pdc: UetPdc,
+    pub ev: EvSelector,
+    /// State of a small PRNG (SplitMix64) for REPS exploration.
+    pub ev_rng: u64,
+    pub cc: crate::cc::UetCc,
+    // Receiver side of RCCC.
+    /// Bytes the sender last said it needs.
+    pub want: u64,
+    /// Bytes granted since that request.
+    pub granted: u64,
+    /// In its receiver's pacer list.
+    pub listed: bool,
+}
+
+impl Uet {
+    pub fn new(packets: u32, ev: EvSelector, seed: u64) -> Self {
+        Uet {
+            pdc: UetPdc::new(packets),
+            ev,
+            ev_rng: seed,
+            cc: crate::cc::UetCc::default(),
+            want: 0,
+            granted: 0,
+            listed: false,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -42,19 +69,12 @@ pub struct Flow {
     /// Packets in the message: ceil(size / mtu).
     pub packets: u32,
     mtu: u32,
-    /// UDP source port of the flow's packets (ECMP entropy), per QP as NICs set it.
+    /// UDP source port of the flow's packets (its ECMP entropy), per QP as NICs set it.
     pub entropy: u16,
     /// The host port this flow leaves by (set when it starts).
     pub port: PortId,
     pub sched: Sched,
-    // Requester.
-    pub next_seq: u32,
-    /// Highest PSN sent + 1 (anything below it sent again is a retransmission).
-    pub max_sent: u32,
-    /// Cumulative ACK: packets below it are acknowledged.
-    pub acked: u32,
-    /// Unacknowledged-bytes window (None: unlimited).
-    pub window: Option<u64>,
+    pub proto: Proto,
     /// Earliest time the rate limiter lets the next packet go.
     pub next_tx: Time,
     /// When the last data packet was sent, and its wire bytes (to re-pace after a rate change).
@@ -63,31 +83,28 @@ pub struct Flow {
     pub rto_deadline: Time,
     pub rto_pending: bool,
     pub cc_timer_pending: bool,
-    pub rp: Option<ReactionPoint>,
     pub sender_done: Option<Time>,
+    /// When the last byte reached the receiver.
+    pub finish: Option<Time>,
+    pub received_bytes: u64,
+    // Statistics.
     pub retransmitted: u64,
+    pub retransmitted_bytes: u64,
     pub timeouts: u64,
     pub naks_received: u64,
+    pub acks_received: u64,
     pub cnp_handled: u64,
     pub cnp_ignored: u64,
-    // Responder.
-    pub expected: u32,
-    pub received_bytes: u64,
-    since_ack: u32,
-    nak_outstanding: bool,
-    pub np: NotificationPoint,
     pub out_of_sequence: u64,
     pub duplicates: u64,
     pub ecn_marked: u64,
     pub cnps_sent: u64,
-    /// When the last byte reached the receiver.
-    pub finish: Option<Time>,
-    // Accounting.
+    pub trimmed_received: u64,
     pub dropped_packets: u32,
 }
 
 impl Flow {
-    pub fn new(spec: FlowSpec, mtu: u32, entropy: u16, window: Option<u64>) -> Self {
+    pub fn new(spec: FlowSpec, mtu: u32, entropy: u16, proto: Proto) -> Self {
         let packets = spec.size.div_ceil(mtu as u64) as u32;
         Flow {
             spec,
@@ -96,84 +113,110 @@ impl Flow {
             entropy,
             port: PortId(u32::MAX),
             sched: Sched::Idle,
-            next_seq: 0,
-            max_sent: 0,
-            acked: 0,
-            window,
+            proto,
             next_tx: Time::ZERO,
             last_tx: Time::ZERO,
             last_wire: 0,
             rto_deadline: Time::ZERO,
             rto_pending: false,
             cc_timer_pending: false,
-            rp: None,
             sender_done: None,
+            finish: None,
+            received_bytes: 0,
             retransmitted: 0,
+            retransmitted_bytes: 0,
             timeouts: 0,
             naks_received: 0,
+            acks_received: 0,
             cnp_handled: 0,
             cnp_ignored: 0,
-            expected: 0,
-            received_bytes: 0,
-            since_ack: 0,
-            nak_outstanding: false,
-            np: NotificationPoint::default(),
             out_of_sequence: 0,
             duplicates: 0,
             ecn_marked: 0,
             cnps_sent: 0,
-            finish: None,
+            trimmed_received: 0,
             dropped_packets: 0,
         }
+    }
+
+    /// Packets of a message of `size` bytes at `mtu`.
+    pub fn packets_for(size: u64, mtu: u32) -> u32 {
+        size.div_ceil(mtu as u64) as u32
+    }
+
+    pub fn mtu(&self) -> u32 {
+        self.mtu
     }
 
     /// Payload of packet `seq`: a full MTU except possibly the last.
     #[inline]
     pub fn payload_of(&self, seq: u32) -> u32 {
-        if seq + 1 < self.packets {
-            self.mtu
-        } else {
-            (self.spec.size - (self.packets as u64 - 1) * self.mtu as u64) as u32
-        }
+        payload_of(self.spec.size, self.mtu, self.packets, seq)
     }
 
-    /// True when the requester may send a packet now (rate limiting aside).
+    /// True when the sender may send a packet now (rate limiting aside).
     #[inline]
     pub fn can_send(&self) -> bool {
-        if self.next_seq >= self.packets {
-            return false;
-        }
-        match self.window {
-            None => true,
-            Some(w) => (self.next_seq - self.acked) as u64 * (self.mtu as u64) < w,
+        match &self.proto {
+            Proto::Roce(q) => q.can_send(self.packets, self.mtu),
+            Proto::Uet(u) => u.pdc.has_work() && u.cc.allows(u.pdc.inflight, self.mtu as u64),
         }
     }
 
-    /// Build the next data packet (ECN-capable: RoCEv2 NICs send ECT(0) when ECN is on).
+    /// DCQCN state, for RoCEv2 flows that run it.
+    pub fn rp(&mut self) -> Option<&mut ReactionPoint> {
+        match &mut self.proto {
+            Proto::Roce(q) => q.rp.as_mut(),
+            Proto::Uet(_) => None,
+        }
+    }
+
+    /// Build the next data packet. The caller checked `can_send`.
     #[inline]
     pub fn next_packet(&mut self, id: FlowId, now: Time) -> Packet {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let mut fl = flags::ECT;
+        let (size, mtu, packets) = (self.spec.size, self.mtu, self.packets);
+        let (seq, retx, entropy, frame, mut fl) = match &mut self.proto {
+            Proto::Roce(q) => {
+                let (seq, retx) = q.take_psn();
+                (
+                    seq,
+                    retx,
+                    self.entropy,
+                    roce_data_frame(payload_of(size, mtu, packets, seq)),
+                    flags::ECT,
+                )
+            }
+            Proto::Uet(u) => {
+                let (seq, retx) = u
+                    .pdc
+                    .take_psn(|p| payload_of(size, mtu, packets, p))
+                    .expect("can_send checked");
+                let rng = &mut u.ev_rng;
+                let entropy = u.ev.choose(|| (sim_core::rng::mix64(bump(rng)) >> 48) as u16);
+                let frame = uet_data_frame(payload_of(size, mtu, packets, seq));
+                (seq, retx, entropy, frame, flags::ECT | flags::TRIMMABLE)
+            }
+        };
+        let payload = self.payload_of(seq);
         if seq + 1 == self.packets {
             fl |= flags::LAST;
         }
-        if seq < self.max_sent {
-            self.retransmitted += 1;
+        if retx {
             fl |= flags::RETX;
+            self.retransmitted += 1;
+            self.retransmitted_bytes += payload as u64;
         }
-        self.max_sent = self.max_sent.max(self.next_seq);
-        let payload = self.payload_of(seq);
         Packet {
             sent_at: now,
+            sack: 0,
             flow: id,
             seq,
-            src: self.spec.src,
             dst: self.spec.dst,
+            aux: 0,
             in_port: 0,
             payload: payload as u16,
-            frame: roce_data_frame(payload) as u16,
-            entropy: self.entropy,
+            frame: frame as u16,
+            entropy,
             kind: Kind::Data,
             prio: self.spec.prio,
             flags: fl,
@@ -181,83 +224,38 @@ impl Flow {
         }
     }
 
-    /// The responder's handling of a data packet (go-back-N).
-    #[inline]
-    pub fn receive(&mut self, now: Time, p: &Packet, ack_every: u32) -> Response {
-        if p.seq == self.expected {
-            self.expected += 1;
-            self.nak_outstanding = false;
-            self.received_bytes += p.payload as u64;
-            self.since_ack += 1;
-            if self.expected == self.packets {
-                self.finish = Some(now);
-            }
-            if self.since_ack >= ack_every || p.is_last() {
-                self.since_ack = 0;
-                return Response::Ack(self.expected);
-            }
-            Response::None
-        } else if p.seq > self.expected {
-            self.out_of_sequence += 1;
-            if self.nak_outstanding {
-                return Response::None;
-            }
-            self.nak_outstanding = true;
-            Response::Nak(self.expected)
-        } else {
-            // A duplicate (the requester rewound further than needed): re-acknowledge.
-            self.duplicates += 1;
-            Response::Ack(self.expected)
-        }
-    }
-
-    /// An ACK or NAK for `psn` reached the requester. Returns true when it made progress.
-    #[inline]
-    pub fn on_ack(&mut self, now: Time, psn: u32, nak: bool) -> bool {
-        if nak {
-            self.naks_received += 1;
-        }
-        let progress = psn > self.acked;
-        if progress {
-            self.acked = psn;
-            if self.acked == self.packets {
-                self.sender_done = Some(now);
-            }
-        }
-        if nak && psn >= self.acked && psn < self.next_seq {
-            self.next_seq = psn; // go back N
-        }
-        if self.next_seq < self.acked {
-            self.next_seq = self.acked;
-        }
-        progress
-    }
-
-    /// The retransmission timer expired with data outstanding: rewind to the last ACK.
-    pub fn on_timeout(&mut self) {
-        self.timeouts += 1;
-        self.next_seq = self.acked;
-    }
-
     /// True while data is unacknowledged.
     pub fn outstanding(&self) -> bool {
-        self.acked < self.next_seq
+        match &self.proto {
+            Proto::Roce(q) => q.outstanding(),
+            Proto::Uet(u) => u.pdc.outstanding(),
+        }
     }
 
-    /// The ACK/NAK packet for a response.
-    pub fn response_packet(&self, data: &Packet, psn: u32, nak: bool) -> Packet {
-        let mut p = Packet::control(
-            if nak { Kind::Nak } else { Kind::Ack },
-            data.flow,
-            data.dst,
-            data.src,
-            psn,
-            roce_ack_frame(),
-            data.prio,
-        );
-        p.sent_at = data.sent_at;
-        p.entropy = data.entropy;
-        p
+    /// The retransmission timer expired with data outstanding.
+    pub fn on_timeout(&mut self) {
+        self.timeouts += 1;
+        match &mut self.proto {
+            Proto::Roce(q) => q.on_timeout(),
+            Proto::Uet(u) => {
+                u.pdc.on_timeout();
+            }
+        }
+    }
+}
+
+fn bump(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    *state
+}
+
+/// Payload of packet `seq` of a message of `size` bytes cut into `packets` of `mtu`.
+#[inline]
+pub fn payload_of(size: u64, mtu: u32, packets: u32, seq: u32) -> u32 {
+    if seq + 1 < packets {
+        mtu
+    } else {
+        (size - (packets as u64 - 1) * mtu as u64) as u32
     }
 }
 
@@ -266,87 +264,24 @@ mod tests {
     use super::*;
     use crate::ids::HostId;
 
-    fn flow(size: u64) -> Flow {
+    #[test]
+    fn message_is_cut_into_mtu_packets_with_a_short_last() {
         let spec = FlowSpec {
             src: HostId(0),
             dst: HostId(1),
-            size,
+            size: 2500,
             start: Time::ZERO,
             prio: 3,
         };
-        Flow::new(spec, 1000, 7, None)
-    }
-
-    #[test]
-    fn message_is_cut_into_mtu_packets_with_a_short_last() {
-        let mut f = flow(2500);
+        let mut f = Flow::new(spec, 1000, 7, Proto::Roce(RoceQp::new(None)));
         assert_eq!(f.packets, 3);
         let p: Vec<Packet> = (0..3).map(|_| f.next_packet(FlowId(0), Time::ZERO)).collect();
         assert_eq!(
             p.iter().map(|p| p.payload).collect::<Vec<_>>(),
             vec![1000, 1000, 500]
         );
+        assert_eq!(p[0].frame as u32, 1000 + 62);
         assert!(p[2].is_last() && !p[1].is_last());
         assert!(!f.can_send());
-    }
-
-    #[test]
-    fn responder_acks_cumulatively_and_naks_a_gap_once() {
-        let mut tx = flow(4000);
-        let mut rx = flow(4000);
-        let p: Vec<Packet> = (0..4).map(|_| tx.next_packet(FlowId(0), Time::ZERO)).collect();
-        assert_eq!(rx.receive(Time(1), &p[0], 2), Response::None, "coalesced");
-        assert_eq!(
-            rx.receive(Time(2), &p[2], 2),
-            Response::Nak(1),
-            "gap: NAK the expected PSN"
-        );
-        assert_eq!(rx.receive(Time(3), &p[3], 2), Response::None, "one NAK per gap");
-        assert_eq!(rx.out_of_sequence, 2);
-        // The requester goes back to PSN 1 and resends 1, 2, 3.
-        assert!(tx.on_ack(Time(4), 1, true));
-        assert_eq!(tx.next_seq, 1);
-        let again: Vec<Packet> = (0..3).map(|_| tx.next_packet(FlowId(0), Time(5))).collect();
-        assert_eq!(tx.retransmitted, 3);
-        assert_eq!(rx.receive(Time(6), &again[0], 2), Response::Ack(2));
-        assert_eq!(rx.receive(Time(7), &again[1], 2), Response::None);
-        assert_eq!(
-            rx.receive(Time(8), &again[2], 2),
-            Response::Ack(4),
-            "last is always acked"
-        );
-        assert_eq!((rx.finish, rx.received_bytes), (Some(Time(8)), 4000));
-        tx.on_ack(Time(9), 4, false);
-        assert_eq!(tx.sender_done, Some(Time(9)));
-    }
-
-    #[test]
-    fn window_limits_unacknowledged_bytes() {
-        let spec = FlowSpec {
-            src: HostId(0),
-            dst: HostId(1),
-            size: 10_000,
-            start: Time::ZERO,
-            prio: 3,
-        };
-        let mut f = Flow::new(spec, 1000, 0, Some(3000));
-        for _ in 0..3 {
-            assert!(f.can_send());
-            f.next_packet(FlowId(0), Time::ZERO);
-        }
-        assert!(!f.can_send());
-        f.on_ack(Time(1), 1, false);
-        assert!(f.can_send());
-    }
-
-    #[test]
-    fn timeout_rewinds_to_the_last_ack() {
-        let mut f = flow(5000);
-        for _ in 0..5 {
-            f.next_packet(FlowId(0), Time::ZERO);
-        }
-        f.on_ack(Time(1), 2, false);
-        f.on_timeout();
-        assert_eq!((f.next_seq, f.timeouts), (2, 1));
     }
 }

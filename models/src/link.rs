@@ -66,7 +66,7 @@ mod tests {
     use crate::packet::Kind;
 
     fn pkt(seq: u32) -> Packet {
-        Packet::control(Kind::Data, FlowId(0), HostId(0), HostId(1), seq, 64, 0)
+        Packet::control(Kind::Data, FlowId(0), HostId(1), seq, 64, 0)
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The packet as it moves through the fabric: a small `Copy` value (40 bytes), never boxed,
+//! The packet as it moves through the fabric: a small `Copy` value (48 bytes), never boxed,
 //! moved between queues by value. No per-packet heap allocation anywhere on its path.
 //!
 //! Wire overheads follow the frame formats (see `../shared`-style references in the README):
@@ -44,6 +44,8 @@ pub enum Kind {
     Cnp,
     /// PFC frame for priority `prio`: `seq` carries the pause quanta (0 = XON).
     Pause,
+    /// RCCC credit from a receiver: `aux` bytes the sender may send.
+    Credit,
 }
 
 /// Flag bits.
@@ -56,6 +58,12 @@ pub mod flags {
     pub const CE: u8 = 1 << 2;
     /// A retransmission.
     pub const RETX: u8 = 1 << 3;
+    /// A switch may trim this packet instead of dropping it (UET data).
+    pub const TRIMMABLE: u8 = 1 << 4;
+    /// The payload was cut by a switch; only the headers remain.
+    pub const TRIMMED: u8 = 1 << 5;
+    /// Trimmed by the switch next to the destination (UET NACK code TRIMMED_LAST_HOP).
+    pub const LAST_HOP: u8 = 1 << 6;
 }
 
 /// Which buffer account a switch charged the packet to (see `switch::mmu`).
@@ -70,16 +78,22 @@ pub enum Charge {
     Headroom,
 }
 
-/// A packet in flight. 40 bytes, `Copy`.
+/// A packet in flight. 48 bytes, `Copy`.
+///
+/// There is no source address: the flow names both ends, and the ECMP hash uses the flow,
+/// the destination and the entropy (equivalent to a 5-tuple for every flow the model has).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Packet {
     /// When the sender put it on its first queue (echoed in ACKs for RTT samples).
     pub sent_at: Time,
+    /// UET selective-ACK bitmap: bit i acknowledges PSN `aux + i`.
+    pub sack: u64,
     pub flow: FlowId,
     /// Packet sequence number (data), the PSN acknowledged (ACK/NAK), or pause quanta (PFC).
     pub seq: u32,
-    pub src: HostId,
     pub dst: HostId,
+    /// Transport-specific: the SACK bitmap's base PSN (UET ACK), credit bytes (RCCC).
+    pub aux: u32,
     /// Port the packet entered the current switch by (buffer accounting, PFC).
     pub in_port: u32,
     /// Application bytes carried.
@@ -113,22 +127,15 @@ impl Packet {
         self.flags & flag != 0
     }
 
-    /// A control packet of `kind` from `src` to `dst` for `flow`, with `frame` bytes.
-    pub fn control(
-        kind: Kind,
-        flow: FlowId,
-        src: HostId,
-        dst: HostId,
-        seq: u32,
-        frame: u32,
-        prio: u8,
-    ) -> Packet {
+    /// A control packet of `kind` to `dst` for `flow`, with `frame` bytes.
+    pub fn control(kind: Kind, flow: FlowId, dst: HostId, seq: u32, frame: u32, prio: u8) -> Packet {
         Packet {
             sent_at: Time::ZERO,
+            sack: 0,
             flow,
             seq,
-            src,
             dst,
+            aux: 0,
             in_port: 0,
             payload: 0,
             frame: frame as u16,
@@ -158,6 +165,26 @@ pub const fn roce_cnp_frame() -> u32 {
     ROCE_DATA_HEADERS + CNP_PAYLOAD
 }
 
+/// UET over UDP/IPv4 (UE 1.0 section 3; header layouts as in the xdp2 project's
+/// `uet/pds.h` and `ses.h`): PDS request header 12 B + SES standard header 44 B.
+pub const UET_DATA_HEADERS: u32 = ETH_OVERHEAD + IPV4_UDP + 12 + 44;
+/// PDS ACK with the ACK_CC extension and its 64-bit SACK bitmap: 32 B.
+pub const UET_ACK_FRAME: u32 = ETH_OVERHEAD + IPV4_UDP + 32;
+/// PDS NACK: 16 B (padded to the minimum frame).
+pub const UET_NACK_FRAME: u32 = if ETH_OVERHEAD + IPV4_UDP + 16 < MIN_FRAME {
+    MIN_FRAME
+} else {
+    ETH_OVERHEAD + IPV4_UDP + 16
+};
+/// RCCC credit (a PDS control packet carrying the grant): 16 B.
+pub const UET_CREDIT_FRAME: u32 = UET_NACK_FRAME;
+
+/// Frame length of a UET data packet with `payload` bytes; a trimmed one keeps its headers.
+#[inline]
+pub fn uet_data_frame(payload: u32) -> u32 {
+    (payload + UET_DATA_HEADERS).max(MIN_FRAME)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,7 +192,7 @@ mod tests {
     #[test]
     fn packet_stays_compact() {
         assert!(
-            std::mem::size_of::<Packet>() <= 40,
+            std::mem::size_of::<Packet>() <= 48,
             "{}",
             std::mem::size_of::<Packet>()
         );

@@ -26,6 +26,8 @@ pub struct PortCounters {
     pub drops_link_error: u64,
     /// Data frames marked CE at this egress.
     pub ecn_marked: u64,
+    /// Data frames trimmed to their headers on their way into this egress.
+    pub trimmed: u64,
     /// Frames a NIC's full receive buffer discarded, per priority (`rx_prio{p}_discards`).
     pub rx_discards: [u64; PRIORITIES],
     /// Largest occupancy seen (waiting + in service), in frame bytes.
@@ -170,15 +172,7 @@ mod tests {
     use crate::packet::{Kind, Packet};
 
     fn pkt(seq: u32, prio: u8, frame: u16) -> Packet {
-        let mut p = Packet::control(
-            Kind::Data,
-            FlowId(0),
-            HostId(0),
-            HostId(1),
-            seq,
-            frame as u32,
-            prio,
-        );
+        let mut p = Packet::control(Kind::Data, FlowId(0), HostId(1), seq, frame as u32, prio);
         p.frame = frame;
         p
     }

@@ -10,7 +10,7 @@
 //! Broadcom and NVIDIA ASICs do (RFC 2992 hash-threshold; per-switch seeds avoid hash
 //! polarisation across tiers).
 
-use crate::ids::{HostId, NodeId, PortId};
+use crate::ids::{FlowId, HostId, NodeId, PortId};
 use sim_core::rng::mix64;
 use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
@@ -186,12 +186,13 @@ fn bfs(g: &Graph, src: NodeId, dist: &mut [u32], queue: &mut VecDeque<NodeId>) {
     }
 }
 
-/// The ECMP hash of a packet's 5-tuple at a switch with the given salt. Host ids stand in for
-/// IP addresses; the protocol (UDP) and destination port are constant per transport and so
-/// are folded into the salt.
+/// The ECMP hash of a packet's 5-tuple at a switch with the given salt. The flow (which
+/// names both hosts) and the destination stand in for the IP addresses, the entropy is the
+/// UDP source port; the protocol and destination port are constant per transport and so are
+/// folded into the salt.
 #[inline]
-pub fn ecmp_hash(salt: u64, src: HostId, dst: HostId, entropy: u16) -> u64 {
-    mix64(salt ^ mix64(((src.0 as u64) << 32 | dst.0 as u64) ^ ((entropy as u64) << 48).rotate_left(7)))
+pub fn ecmp_hash(salt: u64, flow: FlowId, dst: HostId, entropy: u16) -> u64 {
+    mix64(salt ^ mix64(((flow.0 as u64) << 32 | dst.0 as u64) ^ ((entropy as u64) << 48).rotate_left(7)))
 }
 
 /// Pick one of `n` members from a hash, without modulo bias concerns (multiply-shift).
@@ -208,7 +209,7 @@ mod tests {
     fn pick_is_roughly_uniform() {
         let mut counts = [0u32; 4];
         for e in 0..4000u16 {
-            counts[pick(ecmp_hash(99, HostId(1), HostId(2), e), 4)] += 1;
+            counts[pick(ecmp_hash(99, FlowId(1), HostId(2), e), 4)] += 1;
         }
         for c in counts {
             assert!((900..1100).contains(&c), "{counts:?}");
@@ -219,8 +220,8 @@ mod tests {
     fn salt_changes_the_choice() {
         let same = (0..1000u16)
             .filter(|&e| {
-                pick(ecmp_hash(1, HostId(0), HostId(1), e), 8)
-                    == pick(ecmp_hash(2, HostId(0), HostId(1), e), 8)
+                pick(ecmp_hash(1, FlowId(0), HostId(1), e), 8)
+                    == pick(ecmp_hash(2, FlowId(0), HostId(1), e), 8)
             })
             .count();
         assert!(same < 250, "salts should decorrelate choices: {same}/1000 equal");

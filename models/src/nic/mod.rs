@@ -8,31 +8,77 @@
 //! send arbiter serves QPs. Rate-limited QPs sleep until their next transmit time. So the NIC
 //! never holds more than one frame per port: flows wait in the NIC, not in a queue of packets.
 
+pub mod lb;
+pub mod roce;
 pub mod rx;
+pub mod uet;
 
 use crate::cc::dcqcn::DcqcnConfig;
+use crate::cc::nscc::NsccConfig;
+use crate::cc::rccc::RcccConfig;
 use crate::ids::FlowId;
 use crate::scenario::FieldError;
+use lb::LbConfig;
 use serde::Deserialize;
 use sim_core::{BitRate, Bytes, Duration, Time};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-/// Congestion control of the NIC's QPs.
+/// Congestion control of the NIC's flows.
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum CcConfig {
     /// Line rate, no reaction to congestion.
     #[default]
     None,
-    /// DCQCN (Zhu et al., SIGCOMM 2015) as ConnectX implements it.
+    /// DCQCN (Zhu et al., SIGCOMM 2015) as ConnectX implements it (RoCEv2).
     Dcqcn(Box<DcqcnConfig>),
+    /// UET sender-based NSCC.
+    Nscc(NsccConfig),
+    /// UET receiver credit-based RCCC.
+    Rccc(RcccConfig),
+    /// NSCC and RCCC together.
+    NsccRccc {
+        #[serde(default)]
+        nscc: NsccConfig,
+        #[serde(default)]
+        rccc: RcccConfig,
+    },
+}
+
+impl CcConfig {
+    pub fn nscc(&self) -> Option<&NsccConfig> {
+        match self {
+            CcConfig::Nscc(c) | CcConfig::NsccRccc { nscc: c, .. } => Some(c),
+            _ => None,
+        }
+    }
+    pub fn rccc(&self) -> Option<&RcccConfig> {
+        match self {
+            CcConfig::Rccc(c) | CcConfig::NsccRccc { rccc: c, .. } => Some(c),
+            _ => None,
+        }
+    }
+}
+
+/// The transport protocol of every flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Transport {
+    /// RoCEv2 RC: go-back-N, per-flow entropy.
+    #[default]
+    Roce,
+    /// Ultra Ethernet PDS RUD: selective repeat, per-packet entropy, trimming-aware.
+    Uet,
 }
 
 /// `[nic]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NicConfig {
+    /// RoCEv2 or UET.
+    #[serde(default)]
+    pub transport: Transport,
     /// Payload bytes per packet (the RoCE path MTU).
     #[serde(default = "default_mtu")]
     pub mtu: Bytes,
@@ -59,6 +105,26 @@ pub struct NicConfig {
     /// sends XOFF when the buffer's free space falls to the headroom the cable needs.
     #[serde(default = "default_rx_buffer")]
     pub rx_buffer: Bytes,
+    /// Entropy (path) selection per packet.
+    #[serde(default)]
+    pub lb: LbConfig,
+    /// UET: the receiver acknowledges every this many bytes of new data (uet-htsim 16 KiB).
+    #[serde(default = "default_ack_bytes")]
+    pub ack_bytes: Bytes,
+    /// UET retransmission timeout. Default: 15 us + 6 network RTTs (uet-htsim's
+    /// 15 us + 6 queue drains with a one-BDP queue).
+    #[serde(default)]
+    pub rto: Option<Duration>,
+    /// UET: 802.1p priority of ACKs, NACKs and credits (control, ahead of data).
+    #[serde(default = "default_control_prio")]
+    pub control_prio: u8,
+}
+
+fn default_ack_bytes() -> Bytes {
+    Bytes(16_384)
+}
+fn default_control_prio() -> u8 {
+    7
 }
 
 /// 256 KiB: the order of a ConnectX port's receive buffer (our estimate; mlx5 exposes it as
@@ -92,6 +158,11 @@ impl Default for NicConfig {
             cnp_prio: default_cnp_prio(),
             rx_rate: None,
             rx_buffer: default_rx_buffer(),
+            transport: Transport::Roce,
+            lb: LbConfig::default(),
+            ack_bytes: default_ack_bytes(),
+            rto: None,
+            control_prio: default_control_prio(),
         }
     }
 }
@@ -122,6 +193,37 @@ impl NicConfig {
                 format!("must hold at least two jumbo frames, got {}", self.rx_buffer),
             ));
         }
+        let uet = self.transport == Transport::Uet;
+        match (&self.cc, uet) {
+            (CcConfig::Dcqcn(_), true) => {
+                return Err(FieldError::new(
+                    "nic.cc",
+                    "DCQCN is RoCEv2's: with transport = \"uet\" use nscc, rccc or nscc-rccc",
+                ));
+            }
+            (CcConfig::Nscc(_) | CcConfig::Rccc(_) | CcConfig::NsccRccc { .. }, false) => {
+                return Err(FieldError::new(
+                    "nic.cc",
+                    "NSCC and RCCC need transport = \"uet\"",
+                ));
+            }
+            _ => {}
+        }
+        if self.lb.evs == 0 {
+            return Err(FieldError::new("nic.lb.evs", "must be at least 1"));
+        }
+        if self.ack_bytes.0 == 0 {
+            return Err(FieldError::new("nic.ack_bytes", "must be greater than zero"));
+        }
+        if self.rto == Some(Duration::ZERO) {
+            return Err(FieldError::new("nic.rto", "must be greater than zero"));
+        }
+        if self.control_prio > 7 {
+            return Err(FieldError::new(
+                "nic.control_prio",
+                format!("802.1p priorities are 0..=7, got {}", self.control_prio),
+            ));
+        }
         if self.cnp_prio > 7 {
             return Err(FieldError::new(
                 "nic.cnp_prio",
@@ -129,6 +231,14 @@ impl NicConfig {
             ));
         }
         Ok(())
+    }
+
+    /// Largest frame this NIC sends: a full-MTU data packet of its transport.
+    pub fn max_frame(&self) -> u32 {
+        match self.transport {
+            Transport::Roce => crate::packet::roce_data_frame(self.mtu.0 as u32),
+            Transport::Uet => crate::packet::uet_data_frame(self.mtu.0 as u32),
+        }
     }
 
     /// The retransmission timeout: 4.096 us x 2^local_ack_timeout (IBA 9.7.6.1.3).

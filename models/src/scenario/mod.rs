@@ -15,7 +15,6 @@ pub mod overrides;
 pub use error::{FieldError, Origin, ScenarioError};
 
 use crate::nic::{CcConfig, NicConfig};
-use crate::packet::roce_data_frame;
 use crate::pfc::PfcConfig;
 use crate::switch::SwitchConfig;
 use crate::topology::{Topology, TopologyConfig};
@@ -84,7 +83,7 @@ pub struct Variant {
 impl Variant {
     /// Largest frame a NIC sends (a full-MTU data packet).
     pub fn max_frame(&self) -> u32 {
-        roce_data_frame(self.nic.mtu.0 as u32)
+        self.nic.max_frame()
     }
 }
 
@@ -381,7 +380,7 @@ impl Ctx<'_> {
                     .map_err(|(k, m)| self.field(FieldError::new(format!("nic.cc.{k}"), m), index))?;
             }
         }
-        let max_frame = roce_data_frame(f.nic.mtu.0 as u32);
+        let max_frame = f.nic.max_frame();
         crate::switch::build_buffers(topo, &f.switch, &f.pfc, max_frame).map_err(|e| self.field(e, index))?;
         crate::nic::rx::build(topo, &f.nic, &f.pfc, max_frame).map_err(|e| self.field(e, index))?;
         if f.run.max_time == Some(Duration::ZERO) {

@@ -1,25 +1,66 @@
 //! The fabric side of a run: ports, links, switch forwarding and buffering, ECN, PFC.
 
+use super::FLOWLET_SLOTS;
 use super::{Event, Sim};
 use crate::ecn::MarkAt;
-use crate::ids::{FlowId, HostId, NodeId, PortId};
+use crate::ids::{FlowId, HostId, NodeId, PortId, SwitchId};
 use crate::network::Role;
 use crate::packet::{Charge, Kind, PFC_FRAME, Packet, flags};
 use crate::routing::{ecmp_hash, pick};
+use crate::switch::Routing;
 use crate::switch::mmu::DropReason;
+use crate::switch::trim::trimmable;
 use rand::RngExt;
 
 impl Sim<'_> {
-    /// The port a packet from `src` to `dst` leaves `node` by: ECMP over the equal-cost set.
+    /// The port a packet of `flow` to `dst` leaves `node` by: ECMP over the equal-cost set.
     #[inline]
-    pub(super) fn egress(&self, node: NodeId, src: HostId, dst: HostId, entropy: u16) -> Option<PortId> {
+    pub(super) fn egress(&self, node: NodeId, flow: FlowId, dst: HostId, entropy: u16) -> Option<PortId> {
         let hops = self.net.routes.next_hops(node, dst);
         match hops.len() {
             0 if !self.net.routes.has_table(node) => Some(PortId(self.net.node_ports[node.idx()].start)),
             0 => None,
             1 => Some(hops[0]),
-            n => Some(hops[pick(ecmp_hash(self.salt[node.idx()], src, dst, entropy), n)]),
+            n => Some(hops[pick(ecmp_hash(self.salt[node.idx()], flow, dst, entropy), n)]),
         }
+    }
+
+    /// The egress a switch picks for `pkt`: ECMP, or adaptive routing to the least-loaded
+    /// eligible port (per packet, or per flowlet).
+    #[inline]
+    fn route(&mut self, node: NodeId, sw: SwitchId, pkt: &Packet) -> Option<PortId> {
+        let Routing::Adaptive { flowlet_gap } = self.variant.switch.routing else {
+            return self.egress(node, pkt.flow, pkt.dst, pkt.entropy);
+        };
+        let hops = self.net.routes.next_hops(node, pkt.dst);
+        if hops.len() <= 1 || pkt.kind == Kind::Pause {
+            return hops.first().copied();
+        }
+        let hash = ecmp_hash(self.salt[node.idx()], pkt.flow, pkt.dst, pkt.entropy);
+        let slot = (hash % FLOWLET_SLOTS as u64) as usize;
+        if let Some(gap) = flowlet_gap {
+            let (port, last) = self.flowlets[sw.idx()][slot];
+            if port != u32::MAX && self.now < last + gap && hops.contains(&PortId(port)) {
+                self.flowlets[sw.idx()][slot].1 = self.now;
+                return Some(PortId(port));
+            }
+        }
+        // Least queued bytes at the packet's priority; paused ports last; ties by hash.
+        let load = |p: &PortId| {
+            let port = &self.net.ports[p.idx()];
+            (
+                port.pause.is_paused(pkt.prio as usize, self.now),
+                port.queued_bytes(pkt.prio) + port.is_busy() as u64,
+            )
+        };
+        let start = pick(hash, hops.len());
+        let best = (0..hops.len())
+            .map(|i| hops[(start + i) % hops.len()])
+            .min_by_key(load)?;
+        if flowlet_gap.is_some() {
+            self.flowlets[sw.idx()][slot] = (best.0, self.now);
+        }
+        Some(best)
     }
 
     /// Start the next transmission on an idle port: control frames, then queued frames by
@@ -115,7 +156,7 @@ impl Sim<'_> {
 
     /// A switchless ring: a host relays a packet that is not its own.
     fn forward_at_host(&mut self, node: NodeId, pkt: Packet) {
-        let Some(out) = self.egress(node, pkt.src, pkt.dst, pkt.entropy) else {
+        let Some(out) = self.egress(node, pkt.flow, pkt.dst, pkt.entropy) else {
             self.drop(pkt, DropReason::NoRoute);
             return;
         };
@@ -123,19 +164,38 @@ impl Sim<'_> {
         self.kick(out);
     }
 
-    /// Route, admit to the shared buffer (or drop with a reason), enqueue, assert PFC.
+    /// Route, admit to the shared buffer (or trim, or drop with a reason), enqueue, assert PFC.
     fn switch_receive(&mut self, node: NodeId, in_port: PortId, mut pkt: Packet) {
         let Role::Switch(s) = self.net.roles[node.idx()] else {
             unreachable!()
         };
-        let Some(out) = self.egress(node, pkt.src, pkt.dst, pkt.entropy) else {
+        let Some(out) = self.route(node, s, &pkt) else {
             self.drop(pkt, DropReason::NoRoute);
             return;
         };
         let base = self.net.node_ports[node.idx()].start;
         let (inl, outl) = ((in_port.0 - base) as usize, (out.0 - base) as usize);
-        let mmu = &mut self.buffers.mmus[s.idx()];
-        match mmu.admit(inl, outl, pkt.prio, pkt.frame) {
+        let trim = self.variant.switch.trim.as_ref().filter(|_| trimmable(&pkt));
+        let mut admitted = None;
+        if let Some(t) = trim {
+            if !t.over_threshold(self.net.ports[out.idx()].queued_bytes(pkt.prio)) {
+                admitted = self.buffers.mmus[s.idx()]
+                    .admit(inl, outl, pkt.prio, pkt.frame)
+                    .ok();
+            }
+            if admitted.is_none() {
+                // Cut to the headers and try again at the trim priority.
+                let last_hop = matches!(self.net.roles[self.net.port_node[self.net.peer[out.idx()].idx()].idx()], Role::Host(h) if h == pkt.dst);
+                t.trim(&mut pkt, last_hop);
+                self.net.ports[out.idx()].counters.trimmed += 1;
+                self.totals.trimmed += 1;
+            }
+        }
+        let charge = match admitted {
+            Some(c) => Ok(c),
+            None => self.buffers.mmus[s.idx()].admit(inl, outl, pkt.prio, pkt.frame),
+        };
+        match charge {
             Ok(charge) => pkt.charge = charge,
             Err(reason) => {
                 match reason {
@@ -151,6 +211,7 @@ impl Sim<'_> {
                 return;
             }
         }
+        let mmu = &self.buffers.mmus[s.idx()];
         let lossless = mmu.is_lossless(pkt.prio);
         let wants_xoff = lossless && mmu.wants_xoff(inl, pkt.prio);
         self.mark_ecn(out, &mut pkt, MarkAt::Enqueue);
@@ -202,7 +263,6 @@ impl Sim<'_> {
         let frame = Packet::control(
             Kind::Pause,
             FlowId(u32::MAX),
-            HostId(0),
             HostId(0),
             quanta as u32,
             PFC_FRAME,

@@ -1,20 +1,22 @@
-//! The host side of a run: the NIC scheduler, the RoCEv2 requester and responder, DCQCN.
+//! The host side of a run: flow start, the NIC scheduler, pacing, retransmission timers,
+//! and the RoCEv2 requester and responder with DCQCN. UET's handlers are in `uet.rs`.
 
 use super::{Event, Sim};
 use crate::cc::dcqcn::{CnpOutcome, ReactionPoint};
-use crate::flow::{Response, Sched};
+use crate::cc::nscc::Nscc;
+use crate::cc::rccc::RcccSender;
+use crate::flow::{Proto, Sched};
 use crate::ids::{FlowId, HostId, PortId};
-use crate::packet::{Kind, Packet, flags, roce_cnp_frame};
+use crate::nic::roce::Response;
+use crate::packet::{Kind, Packet, flags, roce_ack_frame, roce_cnp_frame};
 use sim_core::Time;
 
 impl Sim<'_> {
     pub(super) fn on_flow_start(&mut self, f: FlowId) {
-        let (src, dst, entropy) = {
-            let flow = &self.flows[f.idx()];
-            (flow.spec.src, flow.spec.dst, flow.entropy)
-        };
+        let flow = &self.flows[f.idx()];
+        let (src, dst, entropy) = (flow.spec.src, flow.spec.dst, flow.entropy);
         let node = self.net.host_node[src.idx()];
-        let Some(port) = self.egress(node, src, dst, entropy) else {
+        let Some(port) = self.egress(node, f, dst, entropy) else {
             return;
         };
         let line_rate = self.net.ports[port.idx()].rate;
@@ -22,8 +24,20 @@ impl Sim<'_> {
         let flow = &mut self.flows[f.idx()];
         flow.port = port;
         flow.next_tx = now;
-        if let Some(p) = &self.dcqcn[src.idx()] {
-            flow.rp = Some(ReactionPoint::new(p, line_rate, now));
+        match &mut flow.proto {
+            Proto::Roce(q) => {
+                if let Some(p) = &self.dcqcn[src.idx()] {
+                    q.rp = Some(ReactionPoint::new(p, line_rate, now));
+                }
+            }
+            Proto::Uet(u) => {
+                if let Some(p) = &self.nscc[src.idx()] {
+                    u.cc.nscc = Some(Nscc::new(p, now));
+                }
+                if self.variant.nic.cc.rccc().is_some() {
+                    u.cc.rccc = Some(RcccSender::new(self.uet_maxwnd[src.idx()]));
+                }
+            }
         }
         self.activate(f);
     }
@@ -62,11 +76,22 @@ impl Sim<'_> {
             if !flow.can_send() {
                 continue;
             }
-            let pkt = flow.next_packet(f, now);
+            let mut pkt = flow.next_packet(f, now);
             let mut rate = line_rate;
-            if let (Some(rp), Some(params)) = (&mut flow.rp, &self.dcqcn[h.idx()]) {
-                rp.on_sent(params, now, pkt.wire_bytes());
-                rate = rp.rate().min(line_rate);
+            let mtu = flow.mtu() as u64;
+            match &mut flow.proto {
+                Proto::Roce(q) => {
+                    if let (Some(rp), Some(params)) = (&mut q.rp, &self.dcqcn[h.idx()]) {
+                        rp.on_sent(params, now, pkt.wire_bytes());
+                        rate = rp.rate().min(line_rate);
+                    }
+                }
+                Proto::Uet(u) => {
+                    if let Some(r) = &mut u.cc.rccc {
+                        r.on_sent(pkt.payload as u64);
+                        pkt.aux = r.need(u.pdc.backlog(mtu)).min(u32::MAX as u64) as u32;
+                    }
+                }
             }
             flow.next_tx = now + rate.tx_time(pkt.wire_bytes());
             (flow.last_tx, flow.last_wire) = (now, pkt.wire_bytes());
@@ -148,19 +173,26 @@ impl Sim<'_> {
     pub(super) fn deliver(&mut self, h: HostId, pkt: Packet) {
         self.totals.delivered_packets += 1;
         self.totals.delivered_bytes += pkt.frame as u64;
-        match pkt.kind {
-            Kind::Data => self.on_data(h, pkt),
-            Kind::Ack | Kind::Nak => self.on_ack(h, &pkt),
-            Kind::Cnp => self.on_cnp(h, &pkt),
-            Kind::Pause => {}
+        let uet = matches!(self.flows[pkt.flow.idx()].proto, Proto::Uet(_));
+        match (pkt.kind, uet) {
+            (Kind::Data, false) => self.on_roce_data(h, pkt),
+            (Kind::Data, true) => self.on_uet_data(h, pkt),
+            (Kind::Ack | Kind::Nak, false) => self.on_roce_ack(h, &pkt),
+            (Kind::Ack, true) => self.on_uet_ack(&pkt),
+            (Kind::Nak, true) => self.on_uet_nack(&pkt),
+            (Kind::Cnp, _) => self.on_cnp(h, &pkt),
+            (Kind::Credit, _) => self.on_credit(&pkt),
+            (Kind::Pause, _) => {}
         }
     }
 
     /// Responder: ECN notification point, then go-back-N.
-    fn on_data(&mut self, h: HostId, pkt: Packet) {
+    fn on_roce_data(&mut self, h: HostId, pkt: Packet) {
         let now = self.now;
         let ack_every = self.variant.nic.ack_every;
         let flow = &mut self.flows[pkt.flow.idx()];
+        let (src, packets) = (flow.spec.src, flow.packets);
+        let Proto::Roce(q) = &mut flow.proto else { return };
         let c = &mut self.host_counters[h.idx()];
         let mut cnp = None;
         if pkt.has(flags::CE) {
@@ -168,14 +200,13 @@ impl Sim<'_> {
             c.np_ecn_marked_roce_packets += 1;
             // The NP runs at the receiver with the receiver's own parameters.
             if let Some(params) = &self.dcqcn[h.idx()] {
-                if flow.np.on_ce(params, now) {
+                if q.np.on_ce(params, now) {
                     flow.cnps_sent += 1;
                     c.np_cnp_sent += 1;
                     let mut p = Packet::control(
                         Kind::Cnp,
                         pkt.flow,
-                        h,
-                        pkt.src,
+                        src,
                         0,
                         roce_cnp_frame(),
                         self.variant.nic.cnp_prio,
@@ -185,35 +216,56 @@ impl Sim<'_> {
                 }
             }
         }
-        let before = flow.out_of_sequence;
-        let response = flow.receive(now, &pkt, ack_every);
-        c.out_of_sequence += flow.out_of_sequence - before;
+        let (response, accepted) = q.receive(pkt.seq, pkt.is_last(), packets, ack_every);
+        if accepted {
+            flow.received_bytes += pkt.payload as u64;
+            if q.expected == packets {
+                flow.finish = Some(now);
+            }
+        } else if pkt.seq >= q.expected {
+            flow.out_of_sequence += 1;
+            c.out_of_sequence += 1;
+        } else {
+            flow.duplicates += 1;
+        }
         let reply = match response {
             Response::None => None,
             Response::Ack(psn) => {
                 c.acks_sent += 1;
-                Some(flow.response_packet(&pkt, psn, false))
+                Some((Kind::Ack, psn))
             }
             Response::Nak(psn) => {
                 c.naks_sent += 1;
-                Some(flow.response_packet(&pkt, psn, true))
+                Some((Kind::Nak, psn))
             }
         };
+        let reply = reply.map(|(kind, psn)| {
+            let mut p = Packet::control(kind, pkt.flow, src, psn, roce_ack_frame(), pkt.prio);
+            (p.sent_at, p.entropy) = (pkt.sent_at, pkt.entropy);
+            p
+        });
         for p in cnp.into_iter().chain(reply) {
             self.send_control(h, p);
         }
     }
 
     /// Requester: an ACK or NAK arrived.
-    fn on_ack(&mut self, h: HostId, pkt: &Packet) {
+    fn on_roce_ack(&mut self, h: HostId, pkt: &Packet) {
         let now = self.now;
         let flow = &mut self.flows[pkt.flow.idx()];
         let nak = pkt.kind == Kind::Nak;
         if nak {
+            flow.naks_received += 1;
             self.host_counters[h.idx()].packet_seq_err += 1;
         }
-        if flow.on_ack(now, pkt.seq, nak) {
+        flow.acks_received += 1;
+        let packets = flow.packets;
+        let Proto::Roce(q) = &mut flow.proto else { return };
+        if q.on_ack(pkt.seq, nak) {
             flow.rto_deadline = now + self.rto;
+            if q.acked == packets {
+                flow.sender_done = Some(now);
+            }
         }
         self.activate(pkt.flow);
     }
@@ -225,7 +277,8 @@ impl Sim<'_> {
             return;
         };
         let flow = &mut self.flows[pkt.flow.idx()];
-        let Some(rp) = &mut flow.rp else { return };
+        let Proto::Roce(q) = &mut flow.proto else { return };
+        let Some(rp) = &mut q.rp else { return };
         match rp.on_cnp(params, now) {
             CnpOutcome::Handled => {
                 flow.cnp_handled += 1;
@@ -244,7 +297,7 @@ impl Sim<'_> {
         if flow.cc_timer_pending {
             return;
         }
-        if let Some(at) = flow.rp.as_ref().and_then(|rp| rp.timer_due()) {
+        if let Some(at) = flow.rp().and_then(|rp| rp.timer_due()) {
             flow.cc_timer_pending = true;
             self.schedule(at.max(self.now), Event::CcTimer(f));
         }
@@ -255,7 +308,7 @@ impl Sim<'_> {
         let flow = &mut self.flows[f.idx()];
         flow.cc_timer_pending = false;
         let h = flow.spec.src;
-        if let (Some(rp), Some(params)) = (&mut flow.rp, &self.dcqcn[h.idx()]) {
+        if let (Some(rp), Some(params)) = (flow.rp(), &self.dcqcn[h.idx()]) {
             rp.on_timer(params, now);
         }
         if flow.sender_done.is_none() {
@@ -269,12 +322,14 @@ impl Sim<'_> {
     fn repace(&mut self, f: FlowId) {
         let now = self.now;
         let flow = &mut self.flows[f.idx()];
-        let (Sched::Sleeping, Some(rp)) = (flow.sched, &flow.rp) else {
-            return;
-        };
         let line = self.net.ports[flow.port.idx()].rate;
-        let at = (flow.last_tx + rp.rate().min(line).tx_time(flow.last_wire)).max(now);
-        if at < flow.next_tx {
+        let (last_tx, last_wire, next_tx, sched) = (flow.last_tx, flow.last_wire, flow.next_tx, flow.sched);
+        let Some(rp) = flow.rp() else { return };
+        if sched != Sched::Sleeping {
+            return;
+        }
+        let at = (last_tx + rp.rate().min(line).tx_time(last_wire)).max(now);
+        if at < next_tx {
             flow.next_tx = at;
             self.nics[flow.spec.src.idx()].sleep(flow.port.0, f, at);
             let port = flow.port;
@@ -297,6 +352,12 @@ impl Sim<'_> {
             return;
         }
         flow.on_timeout();
+        let mtu = flow.mtu() as u64;
+        if let (Proto::Uet(u), Some(p)) = (&mut flow.proto, &self.nscc[flow.spec.src.idx()]) {
+            if let Some(n) = &mut u.cc.nscc {
+                n.on_timeout(p, mtu);
+            }
+        }
         self.host_counters[flow.spec.src.idx()].local_ack_timeout_err += 1;
         flow.rto_pending = true;
         flow.rto_deadline = now + self.rto;
@@ -304,10 +365,10 @@ impl Sim<'_> {
         self.activate(f);
     }
 
-    /// Queue a control frame (ACK, NAK, CNP) at host `h` toward its destination.
-    fn send_control(&mut self, h: HostId, pkt: Packet) {
+    /// Queue a control frame (ACK, NAK, CNP, credit) at host `h` toward its destination.
+    pub(super) fn send_control(&mut self, h: HostId, pkt: Packet) {
         let node = self.net.host_node[h.idx()];
-        let Some(port) = self.egress(node, pkt.src, pkt.dst, pkt.entropy) else {
+        let Some(port) = self.egress(node, pkt.flow, pkt.dst, pkt.entropy) else {
             return;
         };
         self.totals.injected_packets += 1;

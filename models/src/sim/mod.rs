@@ -17,15 +17,23 @@
 
 mod fabric;
 mod host;
+mod uet;
 
 use crate::cc::dcqcn::DcqcnParams;
-use crate::flow::Flow;
+use crate::cc::nscc::NsccParams;
+use crate::flow::{Flow, Proto, Uet};
+use crate::ideal;
 use crate::ids::{FlowId, PortId};
 use crate::network::Network;
 use crate::nic::CcConfig;
+use crate::nic::Transport;
+use crate::nic::lb::EvSelector;
+use crate::nic::roce::RoceQp;
 use crate::packet::Packet;
 use crate::scenario::{Scenario, Variant};
+use crate::switch::Routing;
 use crate::switch::{SwitchBuffers, build_buffers, mmu::DropReason};
+use sim_core::{BitRate, Duration};
 use sim_core::{EventQueue, RngStreams, SimRng, Time};
 
 /// Everything that can happen. 8 bytes: keeps the event queue's entries small.
@@ -41,6 +49,19 @@ pub enum Event {
     CcTimer(FlowId),
     /// The host finished taking a frame from a NIC receive buffer.
     RxDone(PortId),
+    /// A receiver's RCCC pacer may grant credit again.
+    CreditTick(crate::ids::HostId),
+}
+
+/// Entries in a switch's flowlet table (as ASIC flowlet tables, indexed by a flow hash).
+const FLOWLET_SLOTS: usize = 4096;
+
+/// Unloaded round trip over `hops`: propagation both ways, a full data frame forward and a
+/// 64 B ACK back at every hop (uet-htsim `calculate_rtt`).
+fn base_rtt(hops: &[(BitRate, Duration)], max_frame: u32) -> Duration {
+    hops.iter().fold(Duration::ZERO, |acc, &(rate, d)| {
+        acc + d * 2 + rate.tx_time((max_frame + crate::packet::PREAMBLE_IFG) as u64) + rate.tx_time(84)
+    })
 }
 
 /// Why a run stopped before its events ran out.
@@ -68,6 +89,8 @@ pub struct Totals {
     pub pfc_frames: u64,
     /// Data frames marked CE.
     pub ecn_marked: u64,
+    /// Data frames trimmed to their headers.
+    pub trimmed: u64,
     /// Drops in a lossless class on a port whose headroom covers its cable.
     pub lossless_drops_adequate: u64,
     /// Events popped with a time earlier than the previous one (must stay 0).
@@ -101,6 +124,14 @@ pub struct Sim<'a> {
     pub rx: Vec<Option<crate::nic::rx::RxBuffer>>,
     /// DCQCN parameters resolved for each host's line rate (None: no congestion control).
     dcqcn: Vec<Option<DcqcnParams>>,
+    /// NSCC parameters per host (UET with NSCC).
+    nscc: Vec<Option<crate::cc::nscc::NsccParams>>,
+    /// 1.5 BDP per host: NSCC's maximum window and RCCC's speculative credit.
+    uet_maxwnd: Vec<u64>,
+    /// RCCC credit pacers, per receiving host.
+    pacers: Vec<uet::Pacer>,
+    /// Flowlet tables per switch (adaptive routing with a flowlet gap): (port, last seen).
+    flowlets: Vec<Vec<(u32, Time)>>,
     /// ECMP salt of each node.
     salt: Vec<u64>,
     /// WRED marking draws.
@@ -124,12 +155,55 @@ impl<'a> Sim<'a> {
             .collect();
         let mtu = variant.nic.mtu.0 as u32;
         let window = variant.nic.window.map(|w| w.0);
+        let uet = variant.nic.transport == Transport::Uet;
         let flows: Vec<Flow> = scenario
             .flows
             .iter()
             .enumerate()
-            .map(|(i, s)| Flow::new(s.clone(), mtu, streams.key("entropy", i as u64) as u16, window))
+            .map(|(i, s)| {
+                let entropy = streams.key("entropy", i as u64) as u16;
+                let proto = if uet {
+                    let packets = Flow::packets_for(s.size, mtu);
+                    let ev = EvSelector::new(&variant.nic.lb, entropy);
+                    Proto::Uet(Box::new(Uet::new(packets, ev, streams.key("ev", i as u64))))
+                } else {
+                    Proto::Roce(RoceQp::new(window))
+                };
+                Flow::new(s.clone(), mtu, entropy, proto)
+            })
             .collect();
+        // The unloaded round trip of the longest path a flow takes: NSCC's scaling reference
+        // (uet-htsim's network_rtt) and the base of the UET retransmission timeout.
+        let network_rtt = scenario
+            .flows
+            .iter()
+            .map(|f| base_rtt(&ideal::path(&net, f), variant.max_frame()))
+            .max()
+            .unwrap_or(Duration::from_us(1));
+        let host_rate = |h: usize| scenario.topology.host_rate(crate::ids::HostId(h as u32));
+        let trimming = variant.switch.trim.is_some();
+        let nscc = (0..net.host_node.len())
+            .map(|h| {
+                variant
+                    .nic
+                    .cc
+                    .nscc()
+                    .map(|c| NsccParams::new(c, host_rate(h), network_rtt, mtu, trimming))
+            })
+            .collect();
+        let uet_maxwnd = (0..net.host_node.len())
+            .map(|h| (1.5 * host_rate(h).bytes_in(network_rtt) as f64) as u64)
+            .collect();
+        let rto = match variant.nic.transport {
+            Transport::Roce => variant.nic.rto(),
+            Transport::Uet => variant.nic.rto.unwrap_or(Duration::from_us(15) + network_rtt * 6),
+        };
+        let flowlets = match variant.switch.routing {
+            Routing::Adaptive { flowlet_gap: Some(_) } => {
+                vec![vec![(u32::MAX, Time::ZERO); FLOWLET_SLOTS]; net.switch_node.len()]
+            }
+            _ => Vec::new(),
+        };
         let nics = net.host_node.iter().map(|&n| {
             let r = &net.node_ports[n.idx()];
             crate::nic::Nic::new(r.start, r.len())
@@ -140,7 +214,7 @@ impl<'a> Sim<'a> {
                     let rate = scenario.topology.host_rate(crate::ids::HostId(h as u32));
                     Some(c.resolve(rate).expect("validated when the scenario was loaded"))
                 }
-                CcConfig::None => None,
+                _ => None,
             })
             .collect();
         let buffers = build_buffers(
@@ -176,10 +250,14 @@ impl<'a> Sim<'a> {
             buffers,
             rx,
             dcqcn,
+            nscc,
+            uet_maxwnd,
+            pacers: vec![uet::Pacer::default(); scenario.topology.hosts.len()],
+            flowlets,
             salt,
             wred_rng: streams.stream("wred", 0),
             loss_rng: streams.stream("link-loss", 0),
-            rto: variant.nic.rto(),
+            rto,
             queue,
             now: Time::ZERO,
             totals: Totals::default(),
@@ -222,6 +300,7 @@ impl<'a> Sim<'a> {
                 Event::Rto(f) => self.on_rto(f),
                 Event::CcTimer(f) => self.on_cc_timer(f),
                 Event::RxDone(p) => self.on_rx_done(p),
+                Event::CreditTick(h) => self.on_credit_tick(h),
             }
             if self.totals.events & 0xf_ffff == 0 {
                 progress(self.now);

@@ -7,6 +7,7 @@
 
 pub mod asic;
 pub mod mmu;
+pub mod trim;
 
 use crate::ecn::EcnConfig;
 use crate::scenario::FieldError;
@@ -46,6 +47,30 @@ pub struct SwitchConfig {
     /// WRED-ECN marking on egress queues (off when absent).
     #[serde(default)]
     pub ecn: Option<EcnConfig>,
+    /// Packet trimming (off when absent: full queues drop).
+    #[serde(default)]
+    pub trim: Option<trim::TrimConfig>,
+    /// How a switch picks among equal-cost next hops.
+    #[serde(default)]
+    pub routing: Routing,
+}
+
+/// `[switch.routing]`.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Default)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Routing {
+    /// Hash of the flow and its entropy (ECMP, RFC 2992).
+    #[default]
+    Ecmp,
+    /// Adaptive routing: the least-loaded eligible egress (fewest queued bytes at the
+    /// packet's priority, ports paused for it excluded), per packet, or per flowlet when
+    /// `flowlet_gap` is set (a flow keeps its port until it pauses for longer than the gap;
+    /// Kandula et al., "Dynamic load balancing without packet reordering", CCR 2007). As
+    /// Broadcom's DLB and NVIDIA's adaptive routing do.
+    Adaptive {
+        #[serde(default)]
+        flowlet_gap: Option<sim_core::Duration>,
+    },
 }
 
 fn alpha(log2: i8) -> f64 {
@@ -80,6 +105,9 @@ impl SwitchConfig {
                 "switch.queue_min",
                 "reserved minimums exceed the buffer",
             ));
+        }
+        if let Some(t) = &self.trim {
+            t.validate()?;
         }
         if let Some(e) = &self.ecn {
             e.validate("switch.ecn")?;

@@ -1,0 +1,304 @@
+//! Ultra Ethernet transport: a packet delivery context (PDC) in reliable unordered delivery
+//! (RUD), sender and receiver side.
+//!
+//! UE 1.0 PDS (Hoefler et al., arXiv 2508.08906, "Packet Delivery Sublayer"; uet-htsim
+//! `uec.cpp`): every packet carries a PSN and its own entropy value; the receiver accepts
+//! packets in any order, reassembles by PSN, and acknowledges selectively: a cumulative PSN
+//! plus a 64-bit bitmap of the PSNs after a base, sent every `ack_bytes` of new data (about
+//! 16 KB), at once for an ECN-marked packet, a duplicate, or the message's completion. A
+//! trimmed packet (headers only, its payload cut by a congested switch) is answered with a
+//! NACK for its PSN, and the sender resends that PSN at once, on a new EV. A retransmission
+//! timeout resends what is still unacknowledged. Only lost packets are resent: selective
+//! repeat, where RoCEv2's go-back-N resends everything after a loss.
+
+use std::collections::VecDeque;
+
+/// Per-PSN sender state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Tx {
+    Unsent,
+    InFlight,
+    Acked,
+    /// NACKed or timed out, waiting in the retransmit queue.
+    Lost,
+}
+
+/// A selective acknowledgement: everything below `cum`, and PSN `base + i` for bit i of `bitmap`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sack {
+    pub cum: u32,
+    pub base: u32,
+    pub bitmap: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct UetPdc {
+    // Sender.
+    tx: Vec<Tx>,
+    next_new: u32,
+    retx: VecDeque<u32>,
+    /// Payload bytes sent and neither acknowledged nor known lost.
+    pub inflight: u64,
+    acked: u32,
+    /// Every PSN below this one is acknowledged.
+    acked_below: u32,
+    // Receiver.
+    rcvd: Vec<u64>,
+    /// Lowest PSN not yet received.
+    cum: u32,
+    since_ack: u64,
+    received: u32,
+}
+
+impl UetPdc {
+    pub fn new(packets: u32) -> Self {
+        UetPdc {
+            tx: vec![Tx::Unsent; packets as usize],
+            next_new: 0,
+            retx: VecDeque::new(),
+            inflight: 0,
+            acked: 0,
+            acked_below: 0,
+            rcvd: vec![0; (packets as usize).div_ceil(64)],
+            cum: 0,
+            since_ack: 0,
+            received: 0,
+        }
+    }
+
+    /// Something to send: a retransmission or new data.
+    #[inline]
+    pub fn has_work(&self) -> bool {
+        !self.retx.is_empty() || (self.next_new as usize) < self.tx.len()
+    }
+
+    /// The next PSN to send (retransmissions first); true when it is a retransmission.
+    /// `payload(psn)` gives its size, added to the bytes in flight.
+    #[inline]
+    pub fn take_psn(&mut self, payload: impl Fn(u32) -> u32) -> Option<(u32, bool)> {
+        while let Some(psn) = self.retx.pop_front() {
+            if self.tx[psn as usize] == Tx::Lost {
+                self.tx[psn as usize] = Tx::InFlight;
+                self.inflight += payload(psn) as u64;
+                return Some((psn, true));
+            }
+        }
+        let psn = self.next_new;
+        if psn as usize >= self.tx.len() {
+            return None;
+        }
+        self.next_new += 1;
+        self.tx[psn as usize] = Tx::InFlight;
+        self.inflight += payload(psn) as u64;
+        Some((psn, false))
+    }
+
+    fn ack_one(&mut self, psn: u32, payload: &impl Fn(u32) -> u32) -> u64 {
+        match self.tx.get(psn as usize) {
+            Some(Tx::InFlight) => {
+                self.inflight -= payload(psn) as u64;
+            }
+            Some(Tx::Lost) => {}
+            _ => return 0,
+        }
+        self.tx[psn as usize] = Tx::Acked;
+        self.acked += 1;
+        payload(psn) as u64
+    }
+
+    /// Apply a selective ACK; returns the payload bytes newly acknowledged.
+    pub fn on_sack(&mut self, s: Sack, payload: impl Fn(u32) -> u32) -> u64 {
+        let mut newly = 0;
+        for p in self.acked_below..s.cum.min(self.tx.len() as u32) {
+            newly += self.ack_one(p, &payload);
+        }
+        let mut bits = s.bitmap;
+        while bits != 0 {
+            let i = bits.trailing_zeros();
+            bits &= bits - 1;
+            newly += self.ack_one(s.base + i, &payload);
+        }
+        while (self.acked_below as usize) < self.tx.len() && self.tx[self.acked_below as usize] == Tx::Acked {
+            self.acked_below += 1;
+        }
+        newly
+    }
+
+    /// A NACK for `psn` (its payload was trimmed): resend it next. Returns true when the
+    /// PSN was in flight (the payload bytes leave the in-flight count).
+    pub fn on_nack(&mut self, psn: u32, payload: u32) -> bool {
+        if self.tx.get(psn as usize) != Some(&Tx::InFlight) {
+            return false;
+        }
+        self.tx[psn as usize] = Tx::Lost;
+        self.inflight -= payload as u64;
+        self.retx.push_front(psn);
+        true
+    }
+
+    /// The retransmission timer expired: everything in flight is presumed lost.
+    pub fn on_timeout(&mut self) -> u32 {
+        let mut lost = 0;
+        for (psn, t) in self.tx.iter_mut().enumerate().take(self.next_new as usize) {
+            if *t == Tx::InFlight {
+                *t = Tx::Lost;
+                self.retx.push_back(psn as u32);
+                lost += 1;
+            }
+        }
+        self.inflight = 0;
+        lost
+    }
+
+    pub fn outstanding(&self) -> bool {
+        self.inflight > 0
+    }
+
+    /// Bytes still to send: new data and queued retransmissions (counted at `mtu` each).
+    pub fn backlog(&self, mtu: u64) -> u64 {
+        ((self.tx.len() as u64 - self.next_new as u64) + self.retx.len() as u64) * mtu
+    }
+
+    /// Lowest PSN not yet received.
+    pub fn cumulative(&self) -> u32 {
+        self.cum
+    }
+
+    pub fn all_acked(&self) -> bool {
+        self.acked as usize == self.tx.len()
+    }
+
+    // Receiver.
+
+    /// A data packet with PSN `psn` arrived. Returns whether it was new and the selective ACK
+    /// to send, if one is due.
+    pub fn receive(&mut self, psn: u32, payload: u32, ce: bool, ack_bytes: u64) -> (bool, Option<Sack>) {
+        let (w, b) = ((psn / 64) as usize, psn % 64);
+        let new = self.rcvd[w] & 1 << b == 0;
+        if new {
+            self.rcvd[w] |= 1 << b;
+            self.received += 1;
+            self.since_ack += payload as u64;
+            while (self.cum as usize) < self.tx.len() && self.has(self.cum) {
+                self.cum += 1;
+            }
+        }
+        let complete = self.received as usize == self.tx.len();
+        if self.since_ack >= ack_bytes || ce || complete || !new {
+            self.since_ack = 0;
+            return (new, Some(self.sack_for(psn)));
+        }
+        (new, None)
+    }
+
+    fn has(&self, psn: u32) -> bool {
+        self.rcvd[(psn / 64) as usize] & 1 << (psn % 64) != 0
+    }
+
+    /// A SACK whose bitmap covers the triggering PSN: based at `cum` when it is near,
+    /// otherwise at the PSN's 64-aligned block.
+    fn sack_for(&self, psn: u32) -> Sack {
+        let base = if psn < self.cum + 64 { self.cum } else { psn & !63 };
+        let bitmap = (0..64u32)
+            .filter(|&i| ((base + i) as usize) < self.tx.len() && self.has(base + i))
+            .fold(0u64, |m, i| m | 1 << i);
+        Sack {
+            cum: self.cum,
+            base,
+            bitmap,
+        }
+    }
+
+    pub fn all_received(&self) -> bool {
+        self.received as usize == self.tx.len()
+    }
+
+    /// True when `psn` was already received (a trimmed copy of it needs no NACK).
+    pub fn received_psn(&self, psn: u32) -> bool {
+        self.has(psn)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MTU: u32 = 1000;
+    fn pay(_: u32) -> u32 {
+        MTU
+    }
+
+    #[test]
+    fn out_of_order_arrivals_are_acked_selectively() {
+        let mut rx = UetPdc::new(100);
+        let (new, ack) = rx.receive(3, MTU, false, 16_000);
+        assert!(new && ack.is_none(), "below the ACK threshold");
+        let (_, ack) = rx.receive(0, MTU, true, 16_000);
+        let s = ack.expect("ECN-marked: ACK at once");
+        assert_eq!((s.cum, s.base), (1, 1));
+        assert_eq!(s.bitmap, 1 << 2, "PSN 3 = base + 2");
+        let (new, ack) = rx.receive(3, MTU, false, 16_000);
+        assert!(!new && ack.is_some(), "a duplicate is re-acknowledged");
+    }
+
+    #[test]
+    fn sender_frees_inflight_from_sacks_and_resends_only_the_lost() {
+        let mut tx = UetPdc::new(10);
+        for _ in 0..5 {
+            tx.take_psn(pay);
+        }
+        assert_eq!(tx.inflight, 5000);
+        // PSNs 0, 1 and 3 arrived; 2 was trimmed.
+        let acked = tx.on_sack(
+            Sack {
+                cum: 2,
+                base: 2,
+                bitmap: 0b10,
+            },
+            pay,
+        );
+        assert_eq!(acked, 3000);
+        assert!(tx.on_nack(2, MTU));
+        assert_eq!(tx.inflight, 1000, "PSN 4 is still out");
+        assert_eq!(tx.take_psn(pay), Some((2, true)), "the NACKed PSN goes first");
+        assert_eq!(tx.take_psn(pay), Some((5, false)));
+        assert!(!tx.on_nack(2, MTU) || tx.inflight > 0);
+    }
+
+    #[test]
+    fn timeout_resends_everything_unacknowledged_once() {
+        let mut tx = UetPdc::new(4);
+        for _ in 0..4 {
+            tx.take_psn(pay);
+        }
+        tx.on_sack(
+            Sack {
+                cum: 1,
+                base: 1,
+                bitmap: 0b10,
+            },
+            pay,
+        ); // 0 and 2 acked
+        assert_eq!(tx.on_timeout(), 2);
+        let again: Vec<u32> = std::iter::from_fn(|| tx.take_psn(pay)).map(|(p, _)| p).collect();
+        assert_eq!(again, vec![1, 3]);
+        tx.on_sack(
+            Sack {
+                cum: 4,
+                base: 4,
+                bitmap: 0,
+            },
+            pay,
+        );
+        assert!(tx.all_acked() && !tx.outstanding());
+    }
+
+    #[test]
+    fn far_psn_gets_its_own_block() {
+        let mut rx = UetPdc::new(1000);
+        let (_, ack) = rx.receive(700, MTU, true, 16_000);
+        let s = ack.unwrap();
+        assert_eq!((s.cum, s.base, s.bitmap), (0, 640, 1 << 60));
+    }
+}
