@@ -107,6 +107,21 @@ impl PfcConfig {
         Ok(())
     }
 
+    /// The refresh must come before the pause it renews expires on the fastest port.
+    pub fn validate_rates(&self, fastest: BitRate) -> Result<(), FieldError> {
+        let pause = Self::pause_time(fastest, self.quanta);
+        match self.refresh {
+            Some(r) if !self.priorities.is_empty() && r >= pause => Err(FieldError::new(
+                "pfc.refresh",
+                format!(
+                    "{r} lets a pause of {} quanta ({pause} at {fastest}) expire before it is renewed",
+                    self.quanta
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Bit mask of lossless priorities.
     pub fn mask(&self) -> u8 {
         self.priorities.iter().fold(0, |m, &p| m | 1 << p)

@@ -94,9 +94,6 @@ pub struct NicConfig {
     /// Cap on unacknowledged bytes per QP (default: none, as on ConnectX).
     #[serde(default)]
     pub window: Option<Bytes>,
-    /// 802.1p priority of CNPs (ConnectX `cnp_802p_prio`, default 6).
-    #[serde(default = "default_cnp_prio")]
-    pub cnp_prio: u8,
     /// How fast the host takes received data from the NIC (PCIe / memory), if slower than the
     /// link. Unset: as fast as the link delivers, and the NIC never buffers.
     #[serde(default)]
@@ -143,9 +140,6 @@ fn one() -> u32 {
 fn default_timeout() -> u8 {
     14
 }
-fn default_cnp_prio() -> u8 {
-    6
-}
 
 impl Default for NicConfig {
     fn default() -> Self {
@@ -155,7 +149,6 @@ impl Default for NicConfig {
             cc: CcConfig::None,
             local_ack_timeout: default_timeout(),
             window: None,
-            cnp_prio: default_cnp_prio(),
             rx_rate: None,
             rx_buffer: default_rx_buffer(),
             transport: Transport::Roce,
@@ -184,8 +177,17 @@ impl NicConfig {
                 format!("must be 1..=31, got {}", self.local_ack_timeout),
             ));
         }
-        if self.window.is_some_and(|w| w.0 < self.mtu.0) {
-            return Err(FieldError::new("nic.window", "must hold at least one MTU"));
+        if self
+            .window
+            .is_some_and(|w| w.0 < self.ack_every as u64 * self.mtu.0)
+        {
+            return Err(FieldError::new(
+                "nic.window",
+                format!(
+                    "must hold at least ack_every ({}) MTUs, or the receiver never acknowledges a full window",
+                    self.ack_every
+                ),
+            ));
         }
         if self.rx_buffer.0 < 2 * 9216 {
             return Err(FieldError::new(
@@ -222,12 +224,6 @@ impl NicConfig {
             return Err(FieldError::new(
                 "nic.control_prio",
                 format!("802.1p priorities are 0..=7, got {}", self.control_prio),
-            ));
-        }
-        if self.cnp_prio > 7 {
-            return Err(FieldError::new(
-                "nic.cnp_prio",
-                format!("802.1p priorities are 0..=7, got {}", self.cnp_prio),
             ));
         }
         Ok(())

@@ -44,11 +44,6 @@ impl RxBuffer {
     pub fn occupancy(&self) -> u64 {
         self.drain.occupancy()
     }
-
-    /// Does a frame of `frame` bytes fit?
-    pub fn fits(&self, frame: u16) -> bool {
-        self.occupancy() + frame as u64 <= self.capacity
-    }
 }
 
 /// Receive buffers for every port of every host (in the order the topology lists each host's
@@ -95,7 +90,6 @@ mod tests {
     fn thresholds_leave_the_headroom_free() {
         let b = RxBuffer::new(BitRate::gbps(50), 262_144, 20_000, 8_356).unwrap();
         assert_eq!((b.xoff_at, b.xon_at), (242_144, 233_788));
-        assert!(b.fits(4158));
         assert!(
             RxBuffer::new(BitRate::gbps(50), 10_000, 20_000, 0)
                 .unwrap_err()

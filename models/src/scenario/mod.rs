@@ -188,6 +188,21 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
         let file: ScenarioFile = ctx.deserialize(Value::Table(merged), Some(i))?;
         variants.push(ctx.variant(vname, &file, &topology, Some(i))?);
     }
+    let largest = flows.iter().map(|f| f.size).max().unwrap_or(0);
+    for (i, v) in variants.iter().enumerate() {
+        if largest.div_ceil(v.nic.mtu.0) > u32::MAX as u64 {
+            let key = if variant_tables.is_empty() {
+                "nic.mtu".to_string()
+            } else {
+                format!("variant[{i}].nic.mtu")
+            };
+            let e = FieldError::new(
+                key,
+                format!("a {largest} B flow at this MTU needs more than 2^32 packets (PSNs)"),
+            );
+            return Err(ctx.field(e, None));
+        }
+    }
     let mut hash = fnv(0xcbf2_9ce4_8422_2325, src.as_bytes());
     for s in &ov.set {
         hash = fnv(hash, s.as_bytes());
@@ -374,6 +389,13 @@ impl Ctx<'_> {
         f.switch.validate().map_err(|e| self.field(e, index))?;
         f.nic.validate().map_err(|e| self.field(e, index))?;
         f.pfc.validate().map_err(|e| self.field(e, index))?;
+        let fastest = topo
+            .links
+            .iter()
+            .map(|l| l.rate)
+            .max()
+            .unwrap_or(sim_core::BitRate(1));
+        f.pfc.validate_rates(fastest).map_err(|e| self.field(e, index))?;
         if let CcConfig::Dcqcn(c) = &f.nic.cc {
             for h in 0..topo.hosts.len() {
                 c.resolve(topo.host_rate(crate::ids::HostId(h as u32)))

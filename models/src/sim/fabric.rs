@@ -281,15 +281,18 @@ impl Sim<'_> {
     pub(super) fn on_pfc_refresh(&mut self, port: PortId) {
         self.net.ports[port.idx()].xoff.refresh_pending = false;
         let node = self.net.port_node[port.idx()];
-        let Role::Switch(s) = self.net.roles[node.idx()] else {
-            return;
-        };
         let inl = (port.0 - self.net.node_ports[node.idx()].start) as usize;
         for prio in 0..8u8 {
             if self.net.ports[port.idx()].xoff.mask & 1 << prio == 0 {
                 continue;
             }
-            if self.buffers.mmus[s.idx()].allows_xon(inl, prio) {
+            // A switch asks its MMU; a NIC its receive buffer.
+            let may_resume = match (self.net.roles[node.idx()], &self.rx[port.idx()]) {
+                (Role::Switch(s), _) => self.buffers.mmus[s.idx()].allows_xon(inl, prio),
+                (Role::Host(_), Some(rx)) => rx.occupancy() <= rx.xon_at,
+                (Role::Host(_), None) => true,
+            };
+            if may_resume {
                 self.xon(port, prio);
             } else {
                 self.send_pfc(port, prio, self.variant.pfc.quanta);

@@ -131,8 +131,13 @@ impl Sim<'_> {
         let Some(rx) = &mut self.rx[q.idx()] else {
             return self.deliver(h, pkt);
         };
-        if !rx.fits(pkt.frame) {
+        // Lossy frames may not use the headroom kept free for the lossless ones.
+        let limit = if lossless { rx.capacity } else { rx.xoff_at };
+        if rx.occupancy() + pkt.frame as u64 > limit {
             self.net.ports[q.idx()].counters.rx_discards[pkt.prio as usize] += 1;
+            if lossless {
+                self.totals.lossless_drops_adequate += 1;
+            }
             return self.drop(pkt, crate::switch::mmu::DropReason::NicRxFull);
         }
         rx.drain.enqueue(pkt);
@@ -163,8 +168,13 @@ impl Sim<'_> {
             return;
         };
         self.start_rx(q);
-        if resume && self.net.ports[q.idx()].xoff.mask & 1 << pkt.prio != 0 {
-            self.xon(q, pkt.prio);
+        if resume {
+            // One buffer for every priority: below XON, all of them may resume.
+            for prio in 0..8u8 {
+                if self.net.ports[q.idx()].xoff.mask & 1 << prio != 0 {
+                    self.xon(q, prio);
+                }
+            }
         }
         self.deliver(h, pkt);
     }
@@ -203,14 +213,8 @@ impl Sim<'_> {
                 if q.np.on_ce(params, now) {
                     flow.cnps_sent += 1;
                     c.np_cnp_sent += 1;
-                    let mut p = Packet::control(
-                        Kind::Cnp,
-                        pkt.flow,
-                        src,
-                        0,
-                        roce_cnp_frame(),
-                        self.variant.nic.cnp_prio,
-                    );
+                    let mut p =
+                        Packet::control(Kind::Cnp, pkt.flow, src, 0, roce_cnp_frame(), params.cnp_prio);
                     p.entropy = pkt.entropy;
                     cnp = Some(p);
                 }
@@ -261,7 +265,8 @@ impl Sim<'_> {
         flow.acks_received += 1;
         let packets = flow.packets;
         let Proto::Roce(q) = &mut flow.proto else { return };
-        if q.on_ack(pkt.seq, nak) {
+        let rewinds = nak && pkt.seq < q.next_seq;
+        if q.on_ack(pkt.seq, nak) || rewinds {
             flow.rto_deadline = now + self.rto;
             if q.acked == packets {
                 flow.sender_done = Some(now);

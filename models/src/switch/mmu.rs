@@ -53,6 +53,16 @@ impl DropReason {
     }
 }
 
+/// A dynamic threshold: alpha x free cells (alpha may be infinite: the whole free pool).
+#[inline]
+fn dt(alpha: f64, free: u64) -> f64 {
+    if alpha.is_infinite() {
+        if free > 0 { f64::INFINITY } else { 0.0 }
+    } else {
+        alpha * free as f64
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 struct PgAcct {
     min: u32,
@@ -157,7 +167,7 @@ impl Mmu {
     fn pg_threshold(&self, slice: usize) -> f64 {
         match self.xoff {
             Some(x) => x as f64,
-            None => self.pg_alpha * self.free(slice) as f64,
+            None => dt(self.pg_alpha, self.free(slice)),
         }
     }
 
@@ -166,10 +176,21 @@ impl Mmu {
         self.lossless & 1 << prio != 0
     }
 
+    /// The slice a frame's shared cells are charged to: a lossless PG's ingress slice (where
+    /// its headroom is reserved and its XOFF decided), a lossy queue's egress slice.
+    #[inline]
+    fn slice(&self, inp: usize, out: usize, prio: u8) -> usize {
+        (if self.is_lossless(prio) {
+            self.slice_of[inp]
+        } else {
+            self.slice_of[out]
+        }) as usize
+    }
+
     /// Admit a frame arriving on local port `inp` for local egress `out` at `prio`.
     pub fn admit(&mut self, inp: usize, out: usize, prio: u8, frame: u16) -> Result<Charge, DropReason> {
         let c = self.cells(frame);
-        let (p, slice) = (prio as usize, self.slice_of[out] as usize);
+        let (p, slice) = (prio as usize, self.slice(inp, out, prio));
         let fits_pool = self.shared_used[slice] + c as u64 <= self.shared_size[slice];
         if self.is_lossless(prio) {
             let pg = self.pg[inp][p];
@@ -193,7 +214,7 @@ impl Mmu {
             self.queue[out][p].min += c;
             return Ok(Charge::QueueMin);
         }
-        if fits_pool && (q.shared as f64) < self.queue_alpha * self.free(slice) as f64 {
+        if fits_pool && (q.shared as f64) < dt(self.queue_alpha, self.free(slice)) {
             self.queue[out][p].shared += c;
             self.shared_used[slice] += c as u64;
             return Ok(Charge::Shared);
@@ -204,7 +225,7 @@ impl Mmu {
     /// The frame left the switch: give its cells back.
     pub fn release(&mut self, inp: usize, out: usize, prio: u8, frame: u16, charge: Charge) {
         let c = self.cells(frame);
-        let (p, slice) = (prio as usize, self.slice_of[out] as usize);
+        let (p, slice) = (prio as usize, self.slice(inp, out, prio));
         let lossless = self.is_lossless(prio);
         match charge {
             Charge::PgMin => self.pg[inp][p].min -= c,
