@@ -124,13 +124,23 @@ pub fn print_table(scenario: &Scenario, reports: &[VariantReport]) {
         scenario.flows.len()
     );
     println!(
-        "{:<20} {:>11} {:>10} {:>10} {:>10} {:>11} {:>8} {:>10} {:>10}",
-        "variant", "completed", "FCT p50", "FCT p99", "FCT max", "goodput", "drops", "events", "events/s"
+        "{:<18} {:>9} {:>9} {:>9} {:>9} {:>11} {:>7} {:>7} {:>7} {:>7} {:>9}",
+        "variant",
+        "completed",
+        "FCT p50",
+        "FCT p99",
+        "FCT max",
+        "goodput",
+        "drops",
+        "trims",
+        "pauses",
+        "retx",
+        "events/s"
     );
     for r in reports {
         let s = &r.summary;
         println!(
-            "{:<20} {:>11} {:>10} {:>10} {:>10} {:>8.1}Gb/s {:>8} {:>10} {:>9.2}M{}",
+            "{:<18} {:>9} {:>9} {:>9} {:>9} {:>6.1}Gb/s {:>7} {:>7} {:>7} {:>7} {:>8.2}M{}",
             s.name,
             format!("{}/{}", s.flows_completed, s.flows_total),
             human_ns(s.fct_ns.p50),
@@ -138,7 +148,9 @@ pub fn print_table(scenario: &Scenario, reports: &[VariantReport]) {
             human_ns(s.fct_ns.max),
             s.goodput_gbps,
             s.drops,
-            s.events,
+            s.trimmed,
+            s.pfc_pause_frames,
+            s.retransmitted_packets,
             s.events_per_second / 1e6,
             s.incomplete
                 .as_ref()

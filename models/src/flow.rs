@@ -224,6 +224,14 @@ impl Flow {
         }
     }
 
+    /// Path (entropy) changes between consecutive packets (UET spraying).
+    pub fn ev_changes(&self) -> u64 {
+        match &self.proto {
+            Proto::Roce(_) => 0,
+            Proto::Uet(u) => u.ev.changes,
+        }
+    }
+
     /// True while data is unacknowledged.
     pub fn outstanding(&self) -> bool {
         match &self.proto {

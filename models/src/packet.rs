@@ -64,6 +64,8 @@ pub mod flags {
     pub const TRIMMED: u8 = 1 << 5;
     /// Trimmed by the switch next to the destination (UET NACK code TRIMMED_LAST_HOP).
     pub const LAST_HOP: u8 = 1 << 6;
+    /// ACK request (UET PDS `AR`): acknowledge at once.
+    pub const ACK_REQ: u8 = 1 << 7;
 }
 
 /// Which buffer account a switch charged the packet to (see `switch::mmu`).

@@ -76,6 +76,16 @@ pub struct VariantSummary {
     pub retransmitted_packets: u64,
     /// Retransmission timeouts (`local_ack_timeout_err`).
     pub rtos: u64,
+    /// Payload bytes sent more than once.
+    pub retransmitted_bytes: u64,
+    /// Data packets trimmed to their headers by switches.
+    pub trimmed: u64,
+    /// NACKs (UET: for trimmed packets) and NAKs (RoCEv2: PSN sequence errors) received.
+    pub nacks: u64,
+    /// ACKs received by senders (UET: selective ACKs).
+    pub acks: u64,
+    /// Times a sender moved a flow to another entropy value (path) between two packets.
+    pub ev_changes: u64,
     pub events: u64,
     pub packet_hops: u64,
     pub simulated_ns: f64,
@@ -166,6 +176,11 @@ impl VariantReport {
             cnps: sim.flows.iter().map(|f| f.cnps_sent).sum(),
             retransmitted_packets: sim.flows.iter().map(|f| f.retransmitted).sum(),
             rtos: sim.flows.iter().map(|f| f.timeouts).sum(),
+            retransmitted_bytes: sim.flows.iter().map(|f| f.retransmitted_bytes).sum(),
+            trimmed: t.trimmed,
+            nacks: sim.flows.iter().map(|f| f.naks_received).sum(),
+            acks: sim.flows.iter().map(|f| f.acks_received).sum(),
+            ev_changes: sim.flows.iter().map(|f| f.ev_changes()).sum(),
             events: t.events,
             packet_hops: t.packet_hops,
             simulated_ns: ns(t.end_time),
@@ -364,6 +379,7 @@ fn counters(sim: &Sim) -> Vec<CounterRow> {
                 ("tx_bytes", c.tx_bytes),
                 ("peak_queue_bytes", c.peak_queue_bytes),
                 ("ecn_marked", c.ecn_marked),
+                ("trimmed", c.trimmed),
                 ("drop_lossy_buffer_full", c.drops_lossy),
                 ("drop_headroom_exceeded", c.drops_headroom),
                 ("drop_link_error", c.drops_link_error),

@@ -21,4 +21,17 @@ impl UetCc {
         self.nscc.as_ref().is_none_or(|n| n.allows(inflight, size))
             && self.rccc.as_ref().is_none_or(|r| r.allows())
     }
+
+    /// Bytes the sender may still put in flight before it must wait (None: no limit).
+    pub fn room(&self, inflight: u64) -> Option<u64> {
+        let window = self
+            .nscc
+            .as_ref()
+            .map(|n| (n.cwnd as u64).saturating_sub(inflight));
+        let credit = self.rccc.as_ref().map(|r| r.credit().max(0) as u64);
+        match (window, credit) {
+            (Some(w), Some(c)) => Some(w.min(c)),
+            (w, c) => w.or(c),
+        }
+    }
 }

@@ -172,8 +172,9 @@ impl UetPdc {
     // Receiver.
 
     /// A data packet with PSN `psn` arrived. Returns whether it was new and the selective ACK
-    /// to send, if one is due.
-    pub fn receive(&mut self, psn: u32, payload: u32, ce: bool, ack_bytes: u64) -> (bool, Option<Sack>) {
+    /// to send, if one is due: every `ack_bytes` of new data, or at once when `urgent` (an
+    /// ECN-marked packet or an ACK request), for a duplicate, or at completion.
+    pub fn receive(&mut self, psn: u32, payload: u32, urgent: bool, ack_bytes: u64) -> (bool, Option<Sack>) {
         let (w, b) = ((psn / 64) as usize, psn % 64);
         let new = self.rcvd[w] & 1 << b == 0;
         if new {
@@ -185,7 +186,7 @@ impl UetPdc {
             }
         }
         let complete = self.received as usize == self.tx.len();
-        if self.since_ack >= ack_bytes || ce || complete || !new {
+        if self.since_ack >= ack_bytes || urgent || complete || !new {
             self.since_ack = 0;
             return (new, Some(self.sack_for(psn)));
         }

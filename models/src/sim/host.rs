@@ -63,6 +63,7 @@ impl Sim<'_> {
     pub(super) fn next_data(&mut self, h: HostId, p: PortId) -> Option<Packet> {
         let paused = self.net.ports[p.idx()].pause.mask(self.now);
         let line_rate = self.net.ports[p.idx()].rate;
+        let ack_bytes = self.variant.nic.ack_bytes.0;
         loop {
             let flows = &self.flows;
             let current = |f: FlowId, t: Time| {
@@ -90,6 +91,14 @@ impl Sim<'_> {
                     if let Some(r) = &mut u.cc.rccc {
                         r.on_sent(pkt.payload as u64);
                         pkt.aux = r.need(u.pdc.backlog(mtu)).min(u32::MAX as u64) as u32;
+                    }
+                    // Ask for an ACK at once when the sender will soon wait for one: less window
+                    // or credit is left than the receiver coalesces ACKs over, the message
+                    // ends, or this is a resend (uet-htsim sets AR when the window is full;
+                    // asking earlier keeps small windows from stalling on coalesced ACKs).
+                    let room = u.cc.room(u.pdc.inflight);
+                    if room.is_some_and(|r| r < ack_bytes) || !u.pdc.has_work() || pkt.has(flags::RETX) {
+                        pkt.flags |= flags::ACK_REQ;
                     }
                 }
             }

@@ -46,7 +46,8 @@ impl Sim<'_> {
             if pkt.seq != u.pdc.cumulative() {
                 flow.out_of_sequence += 1;
             }
-            let (new, sack) = u.pdc.receive(pkt.seq, pkt.payload as u32, ce, ack_bytes);
+            let urgent = ce || pkt.has(flags::ACK_REQ);
+            let (new, sack) = u.pdc.receive(pkt.seq, pkt.payload as u32, urgent, ack_bytes);
             if new {
                 flow.received_bytes += pkt.payload as u64;
                 if u.pdc.all_received() {
