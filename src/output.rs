@@ -124,7 +124,7 @@ pub fn print_table(scenario: &Scenario, reports: &[VariantReport]) {
         scenario.flows.len()
     );
     println!(
-        "{:<18} {:>9} {:>9} {:>9} {:>9} {:>11} {:>7} {:>7} {:>7} {:>7} {:>9}",
+        "{:<18} {:>9} {:>9} {:>9} {:>9} {:>12} {:>7} {:>7} {:>7} {:>7} {:>9}",
         "variant",
         "completed",
         "FCT p50",
@@ -140,7 +140,7 @@ pub fn print_table(scenario: &Scenario, reports: &[VariantReport]) {
     for r in reports {
         let s = &r.summary;
         println!(
-            "{:<18} {:>9} {:>9} {:>9} {:>9} {:>6.1}Gb/s {:>7} {:>7} {:>7} {:>7} {:>8.2}M{}",
+            "{:<18} {:>9} {:>9} {:>9} {:>9} {:>7.1}Gb/s {:>7} {:>7} {:>7} {:>7} {:>8.2}M{}",
             s.name,
             format!("{}/{}", s.flows_completed, s.flows_total),
             human_ns(s.fct_ns.p50),

@@ -189,7 +189,7 @@ impl Flow {
             Proto::Uet(u) => {
                 let (seq, retx) = u
                     .pdc
-                    .take_psn(|p| payload_of(size, mtu, packets, p))
+                    .take_psn(now, |p| payload_of(size, mtu, packets, p))
                     .expect("can_send checked");
                 let rng = &mut u.ev_rng;
                 let entropy = u.ev.choose(|| (sim_core::rng::mix64(bump(rng)) >> 48) as u16);
@@ -240,14 +240,26 @@ impl Flow {
         }
     }
 
-    /// The retransmission timer expired with data outstanding.
-    pub fn on_timeout(&mut self) {
+    /// The retransmission timer expired at `now` with data outstanding. Returns the payload
+    /// bytes presumed lost (UET: those out for `rto` or longer; RoCEv2 rewinds to the last ACK).
+    pub fn on_timeout(&mut self, now: Time, rto: sim_core::Duration) -> u64 {
         self.timeouts += 1;
+        let (size, mtu, packets) = (self.spec.size, self.mtu, self.packets);
         match &mut self.proto {
-            Proto::Roce(q) => q.on_timeout(),
-            Proto::Uet(u) => {
-                u.pdc.on_timeout();
+            Proto::Roce(q) => {
+                q.on_timeout();
+                0
             }
+            Proto::Uet(u) => u.pdc.on_timeout(now, rto, |p| payload_of(size, mtu, packets, p)),
+        }
+    }
+
+    /// When the retransmission timer should next fire: RoCEv2 `rto` after the last progress
+    /// (`rto_deadline`), UET `rto` after the oldest packet still in flight was sent.
+    pub fn rto_due(&self, rto: sim_core::Duration) -> Time {
+        match &self.proto {
+            Proto::Roce(_) => self.rto_deadline,
+            Proto::Uet(u) => u.pdc.oldest_in_flight().map_or(self.rto_deadline, |t| t + rto),
         }
     }
 }

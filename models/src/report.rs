@@ -279,10 +279,10 @@ fn invariants(sim: &Sim, flows: &[FlowRecord]) -> Vec<Invariant> {
     );
     check(
         "bytes_conserved",
-        t.injected_bytes == t.delivered_bytes + t.dropped_bytes + fb,
+        t.injected_bytes == t.delivered_bytes + t.dropped_bytes + t.trimmed_bytes + fb,
         format!(
-            "sent {} = delivered {} + dropped {} + in flight {fb} (frame bytes)",
-            t.injected_bytes, t.delivered_bytes, t.dropped_bytes
+            "sent {} = delivered {} + dropped {} + trimmed off {} + in flight {fb} (frame bytes)",
+            t.injected_bytes, t.delivered_bytes, t.dropped_bytes, t.trimmed_bytes
         ),
     );
     let over: Vec<usize> = sim

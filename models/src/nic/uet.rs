@@ -36,6 +36,8 @@ pub struct Sack {
 pub struct UetPdc {
     // Sender.
     tx: Vec<Tx>,
+    /// When each PSN was last sent (for the retransmission timer).
+    sent: Vec<sim_core::Time>,
     next_new: u32,
     retx: VecDeque<u32>,
     /// Payload bytes sent and neither acknowledged nor known lost.
@@ -43,6 +45,8 @@ pub struct UetPdc {
     acked: u32,
     /// Every PSN below this one is acknowledged.
     acked_below: u32,
+    /// PSNs in the `Lost` state (the retransmit queue may also hold stale entries).
+    lost: u32,
     // Receiver.
     rcvd: Vec<u64>,
     /// Lowest PSN not yet received.
@@ -55,11 +59,13 @@ impl UetPdc {
     pub fn new(packets: u32) -> Self {
         UetPdc {
             tx: vec![Tx::Unsent; packets as usize],
+            sent: vec![sim_core::Time::ZERO; packets as usize],
             next_new: 0,
             retx: VecDeque::new(),
             inflight: 0,
             acked: 0,
             acked_below: 0,
+            lost: 0,
             rcvd: vec![0; (packets as usize).div_ceil(64)],
             cum: 0,
             since_ack: 0,
@@ -70,28 +76,33 @@ impl UetPdc {
     /// Something to send: a retransmission or new data.
     #[inline]
     pub fn has_work(&self) -> bool {
-        !self.retx.is_empty() || (self.next_new as usize) < self.tx.len()
+        self.lost > 0 || (self.next_new as usize) < self.tx.len()
     }
 
-    /// The next PSN to send (retransmissions first); true when it is a retransmission.
-    /// `payload(psn)` gives its size, added to the bytes in flight.
+    /// The next PSN to send at `now` (retransmissions first); true when it is a
+    /// retransmission. `payload(psn)` gives its size, added to the bytes in flight.
     #[inline]
-    pub fn take_psn(&mut self, payload: impl Fn(u32) -> u32) -> Option<(u32, bool)> {
+    pub fn take_psn(&mut self, now: sim_core::Time, payload: impl Fn(u32) -> u32) -> Option<(u32, bool)> {
+        let mut resend = None;
         while let Some(psn) = self.retx.pop_front() {
             if self.tx[psn as usize] == Tx::Lost {
-                self.tx[psn as usize] = Tx::InFlight;
-                self.inflight += payload(psn) as u64;
-                return Some((psn, true));
+                self.lost -= 1;
+                resend = Some(psn);
+                break;
             }
         }
-        let psn = self.next_new;
-        if psn as usize >= self.tx.len() {
-            return None;
-        }
-        self.next_new += 1;
+        let (psn, retx) = match resend {
+            Some(psn) => (psn, true),
+            None if (self.next_new as usize) < self.tx.len() => {
+                self.next_new += 1;
+                (self.next_new - 1, false)
+            }
+            None => return None,
+        };
         self.tx[psn as usize] = Tx::InFlight;
+        self.sent[psn as usize] = now;
         self.inflight += payload(psn) as u64;
-        Some((psn, false))
+        Some((psn, retx))
     }
 
     fn ack_one(&mut self, psn: u32, payload: &impl Fn(u32) -> u32) -> u64 {
@@ -99,7 +110,7 @@ impl UetPdc {
             Some(Tx::InFlight) => {
                 self.inflight -= payload(psn) as u64;
             }
-            Some(Tx::Lost) => {}
+            Some(Tx::Lost) => self.lost -= 1,
             _ => return 0,
         }
         self.tx[psn as usize] = Tx::Acked;
@@ -132,23 +143,42 @@ impl UetPdc {
             return false;
         }
         self.tx[psn as usize] = Tx::Lost;
+        self.lost += 1;
         self.inflight -= payload as u64;
         self.retx.push_front(psn);
         true
     }
 
-    /// The retransmission timer expired: everything in flight is presumed lost.
-    pub fn on_timeout(&mut self) -> u32 {
-        let mut lost = 0;
-        for (psn, t) in self.tx.iter_mut().enumerate().take(self.next_new as usize) {
-            if *t == Tx::InFlight {
-                *t = Tx::Lost;
-                self.retx.push_back(psn as u32);
-                lost += 1;
+    /// The retransmission timer expired at `now`: packets in flight for `rto` or longer are
+    /// presumed lost (uet-htsim `rtxTimerExpired`; younger ones may still be acknowledged).
+    /// Returns the payload bytes presumed lost.
+    pub fn on_timeout(
+        &mut self,
+        now: sim_core::Time,
+        rto: sim_core::Duration,
+        payload: impl Fn(u32) -> u32,
+    ) -> u64 {
+        let mut bytes = 0;
+        for psn in self.acked_below..self.next_new {
+            let i = psn as usize;
+            if self.tx[i] == Tx::InFlight && self.sent[i] + rto <= now {
+                self.tx[i] = Tx::Lost;
+                self.lost += 1;
+                self.retx.push_back(psn);
+                let b = payload(psn) as u64;
+                self.inflight -= b;
+                bytes += b;
             }
         }
-        self.inflight = 0;
-        lost
+        bytes
+    }
+
+    /// When the oldest packet still in flight was sent.
+    pub fn oldest_in_flight(&self) -> Option<sim_core::Time> {
+        (self.acked_below..self.next_new)
+            .filter(|&p| self.tx[p as usize] == Tx::InFlight)
+            .map(|p| self.sent[p as usize])
+            .min()
     }
 
     pub fn outstanding(&self) -> bool {
@@ -157,7 +187,7 @@ impl UetPdc {
 
     /// Bytes still to send: new data and queued retransmissions (counted at `mtu` each).
     pub fn backlog(&self, mtu: u64) -> u64 {
-        ((self.tx.len() as u64 - self.next_new as u64) + self.retx.len() as u64) * mtu
+        ((self.tx.len() as u64 - self.next_new as u64) + self.lost as u64) * mtu
     }
 
     /// Lowest PSN not yet received.
@@ -225,7 +255,10 @@ impl UetPdc {
 mod tests {
     use super::*;
 
+    use sim_core::{Duration, Time};
+
     const MTU: u32 = 1000;
+    const T0: Time = Time(0);
     fn pay(_: u32) -> u32 {
         MTU
     }
@@ -247,7 +280,7 @@ mod tests {
     fn sender_frees_inflight_from_sacks_and_resends_only_the_lost() {
         let mut tx = UetPdc::new(10);
         for _ in 0..5 {
-            tx.take_psn(pay);
+            tx.take_psn(T0, pay);
         }
         assert_eq!(tx.inflight, 5000);
         // PSNs 0, 1 and 3 arrived; 2 was trimmed.
@@ -262,17 +295,37 @@ mod tests {
         assert_eq!(acked, 3000);
         assert!(tx.on_nack(2, MTU));
         assert_eq!(tx.inflight, 1000, "PSN 4 is still out");
-        assert_eq!(tx.take_psn(pay), Some((2, true)), "the NACKed PSN goes first");
-        assert_eq!(tx.take_psn(pay), Some((5, false)));
+        assert_eq!(tx.take_psn(T0, pay), Some((2, true)), "the NACKed PSN goes first");
+        assert_eq!(tx.take_psn(T0, pay), Some((5, false)));
         assert!(!tx.on_nack(2, MTU) || tx.inflight > 0);
     }
 
     #[test]
-    fn timeout_resends_everything_unacknowledged_once() {
-        let mut tx = UetPdc::new(4);
+    fn a_late_ack_for_a_resend_candidate_leaves_no_phantom_work() {
+        let mut tx = UetPdc::new(2);
+        tx.take_psn(T0, pay);
+        tx.take_psn(T0, pay);
+        assert!(tx.on_nack(1, MTU));
+        // The original copy of PSN 1 was acknowledged after all (the NACK raced it).
+        tx.on_sack(
+            Sack {
+                cum: 2,
+                base: 2,
+                bitmap: 0,
+            },
+            pay,
+        );
+        assert!(!tx.has_work(), "PSN 1 no longer needs a resend");
+        assert_eq!(tx.take_psn(T0, pay), None);
+    }
+
+    #[test]
+    fn timeout_resends_only_what_has_been_out_for_an_rto() {
+        let mut tx = UetPdc::new(5);
         for _ in 0..4 {
-            tx.take_psn(pay);
+            tx.take_psn(T0, pay);
         }
+        tx.take_psn(Time(50), pay); // PSN 4, younger
         tx.on_sack(
             Sack {
                 cum: 1,
@@ -281,13 +334,20 @@ mod tests {
             },
             pay,
         ); // 0 and 2 acked
-        assert_eq!(tx.on_timeout(), 2);
-        let again: Vec<u32> = std::iter::from_fn(|| tx.take_psn(pay)).map(|(p, _)| p).collect();
+        assert_eq!(tx.oldest_in_flight(), Some(T0));
+        assert_eq!(
+            tx.on_timeout(Time(100), Duration(100), pay),
+            2 * MTU as u64,
+            "1 and 3, not 4"
+        );
+        let again: Vec<u32> = std::iter::from_fn(|| tx.take_psn(Time(100), pay))
+            .map(|(p, _)| p)
+            .collect();
         assert_eq!(again, vec![1, 3]);
         tx.on_sack(
             Sack {
-                cum: 4,
-                base: 4,
+                cum: 5,
+                base: 5,
                 bitmap: 0,
             },
             pay,

@@ -186,9 +186,11 @@ impl Sim<'_> {
             if admitted.is_none() {
                 // Cut to the headers and try again at the trim priority.
                 let last_hop = matches!(self.net.roles[self.net.port_node[self.net.peer[out.idx()].idx()].idx()], Role::Host(h) if h == pkt.dst);
+                let before = pkt.frame;
                 t.trim(&mut pkt, last_hop);
                 self.net.ports[out.idx()].counters.trimmed += 1;
                 self.totals.trimmed += 1;
+                self.totals.trimmed_bytes += (before - pkt.frame) as u64;
             }
         }
         let charge = match admitted {

@@ -353,29 +353,28 @@ impl Sim<'_> {
 
     /// The retransmission timer of `f` fired (lazily re-armed by ACK progress).
     pub(super) fn on_rto(&mut self, f: FlowId) {
-        let now = self.now;
+        let (now, rto) = (self.now, self.rto);
         let flow = &mut self.flows[f.idx()];
         flow.rto_pending = false;
         if flow.sender_done.is_some() || !flow.outstanding() {
             return;
         }
-        if now < flow.rto_deadline {
+        let due = flow.rto_due(rto);
+        if now < due {
             flow.rto_pending = true;
-            let at = flow.rto_deadline;
-            self.schedule(at, Event::Rto(f));
+            self.schedule(due, Event::Rto(f));
             return;
         }
-        flow.on_timeout();
-        let mtu = flow.mtu() as u64;
+        let lost = flow.on_timeout(now, rto).min(flow.mtu() as u64);
         if let (Proto::Uet(u), Some(p)) = (&mut flow.proto, &self.nscc[flow.spec.src.idx()]) {
             if let Some(n) = &mut u.cc.nscc {
-                n.on_timeout(p, mtu);
+                n.on_timeout(p, lost);
             }
         }
         self.host_counters[flow.spec.src.idx()].local_ack_timeout_err += 1;
         flow.rto_pending = true;
-        flow.rto_deadline = now + self.rto;
-        self.schedule(now + self.rto, Event::Rto(f));
+        flow.rto_deadline = now + rto;
+        self.schedule(now + rto, Event::Rto(f));
         self.activate(f);
     }
 

@@ -89,8 +89,9 @@ pub struct Totals {
     pub pfc_frames: u64,
     /// Data frames marked CE.
     pub ecn_marked: u64,
-    /// Data frames trimmed to their headers.
+    /// Data frames trimmed to their headers, and the bytes cut off them.
     pub trimmed: u64,
+    pub trimmed_bytes: u64,
     /// Drops in a lossless class on a port whose headroom covers its cable.
     pub lossless_drops_adequate: u64,
     /// Events popped with a time earlier than the previous one (must stay 0).
