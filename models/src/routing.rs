@@ -6,12 +6,14 @@
 //! (a leaf has "the direct port" and "all uplinks"), so tables stay small at 8192 hosts.
 //!
 //! ECMP picks one member per packet by hashing the 5-tuple (src IP, dst IP, protocol, UDP
-//! source port = the packet's entropy, UDP destination port) with a per-switch salt, as
-//! Broadcom and NVIDIA ASICs do (RFC 2992 hash-threshold; per-switch seeds avoid hash
-//! polarisation across tiers).
+//! source port = the packet's entropy, UDP destination port) with a CRC, as Broadcom (RTAG7)
+//! and NVIDIA ASICs do, and taking it modulo the number of members (RFC 2992). A CRC is
+//! linear in its input: cycling the low bits of the entropy through a full power-of-two
+//! round hits every member equally often, which is what makes oblivious packet spraying
+//! even. Each switch XORs a seed and reads a different window of the CRC's bits, as ASICs
+//! select per-switch hash bits to avoid polarisation (the same choice at every tier).
 
 use crate::ids::{FlowId, HostId, NodeId, PortId};
-use sim_core::rng::mix64;
 use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 
@@ -186,19 +188,55 @@ fn bfs(g: &Graph, src: NodeId, dist: &mut [u32], queue: &mut VecDeque<NodeId>) {
     }
 }
 
-/// The ECMP hash of a packet's 5-tuple at a switch with the given salt. The flow (which
+/// A switch's ECMP hash function: CRC-32 of the 5-tuple, then a switch-specific GF(2)-linear
+/// map to 16 bits (as ASICs pick per-switch hash functions and bit windows). The flow (which
 /// names both hosts) and the destination stand in for the IP addresses, the entropy is the
-/// UDP source port; the protocol and destination port are constant per transport and so are
-/// folded into the salt.
-#[inline]
-pub fn ecmp_hash(salt: u64, flow: FlowId, dst: HostId, entropy: u16) -> u64 {
-    mix64(salt ^ mix64(((flow.0 as u64) << 32 | dst.0 as u64) ^ ((entropy as u64) << 48).rotate_left(7)))
+/// UDP source port; the protocol and destination port are constant per transport. Being
+/// linear end to end, a full round of low entropy bits spreads evenly over power-of-two
+/// member counts at every tier, and different switches make independent choices.
+#[derive(Debug, Clone)]
+pub struct EcmpHash {
+    rows: [u32; 16],
+    seed: u16,
 }
 
-/// Pick one of `n` members from a hash, without modulo bias concerns (multiply-shift).
+impl EcmpHash {
+    /// The hash function of the switch whose seed is `key`.
+    pub fn new(key: u64) -> Self {
+        let mut state = key;
+        let mut next = || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            sim_core::rng::mix64(state)
+        };
+        let mut rows = [0u32; 16];
+        for r in &mut rows {
+            *r = next() as u32;
+        }
+        EcmpHash {
+            rows,
+            seed: next() as u16,
+        }
+    }
+
+    #[inline]
+    pub fn hash(&self, flow: FlowId, dst: HostId, entropy: u16) -> u64 {
+        let mut bytes = [0u8; 10];
+        bytes[..4].copy_from_slice(&flow.0.to_le_bytes());
+        bytes[4..8].copy_from_slice(&dst.0.to_le_bytes());
+        bytes[8..].copy_from_slice(&entropy.to_le_bytes());
+        let crc = crc32fast::hash(&bytes);
+        let mut out = 0u16;
+        for (i, &row) in self.rows.iter().enumerate() {
+            out |= (((row & crc).count_ones() & 1) as u16) << i;
+        }
+        (out ^ self.seed) as u64
+    }
+}
+
+/// Pick one of `n` members from a hash (modulo, as hash-threshold ECMP does).
 #[inline]
 pub fn pick(hash: u64, n: usize) -> usize {
-    ((hash as u128 * n as u128) >> 64) as usize
+    (hash % n as u64) as usize
 }
 
 #[cfg(test)]
@@ -207,9 +245,10 @@ mod tests {
 
     #[test]
     fn pick_is_roughly_uniform() {
+        let h = EcmpHash::new(99);
         let mut counts = [0u32; 4];
         for e in 0..4000u16 {
-            counts[pick(ecmp_hash(99, FlowId(1), HostId(2), e), 4)] += 1;
+            counts[pick(h.hash(FlowId(1), HostId(2), e.wrapping_mul(7919)), 4)] += 1;
         }
         for c in counts {
             assert!((900..1100).contains(&c), "{counts:?}");
@@ -217,11 +256,24 @@ mod tests {
     }
 
     #[test]
+    fn a_full_round_of_low_entropy_bits_spreads_evenly() {
+        // Linear hash: 256 consecutive entropy values over 8 members, 32 each.
+        for salt in [0u64, 0xdead_beef_0000_0007, 0x1234_5678_9abc_def0] {
+            let h = EcmpHash::new(salt);
+            let mut counts = [0u32; 8];
+            for e in 0..256u16 {
+                counts[pick(h.hash(FlowId(3), HostId(9), 0x5a00 ^ e), 8)] += 1;
+            }
+            assert_eq!(counts, [32; 8], "salt {salt:x}");
+        }
+    }
+
+    #[test]
     fn salt_changes_the_choice() {
         let same = (0..1000u16)
             .filter(|&e| {
-                pick(ecmp_hash(1, FlowId(0), HostId(1), e), 8)
-                    == pick(ecmp_hash(2, FlowId(0), HostId(1), e), 8)
+                pick(EcmpHash::new(1).hash(FlowId(0), HostId(1), e), 8)
+                    == pick(EcmpHash::new(2).hash(FlowId(0), HostId(1), e), 8)
             })
             .count();
         assert!(same < 250, "salts should decorrelate choices: {same}/1000 equal");

@@ -7,3 +7,4 @@ mod closed_form;
 mod common;
 mod queueing;
 mod roce;
+mod uec;

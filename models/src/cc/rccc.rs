@@ -7,7 +7,9 @@
 //! on it sends only against credit that the receiver grants, `credit_per_pull` (4 MTU) at a
 //! time, round robin across the flows that ask for it, paced so that the grants add up to 99 %
 //! of the receiver's line rate. Every data packet tells the receiver how much more the sender
-//! needs. An incast therefore queues at the senders, not at the receiver's switch port.
+//! needs. Credit counts wire bytes (a packet costs its frame, preamble and gap), so grants at
+//! 99 % of line rate never outrun the link. An incast therefore queues at the senders, not at
+//! the receiver's switch port.
 
 use serde::Deserialize;
 use sim_core::{BitRate, Bytes, Duration};

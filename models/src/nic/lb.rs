@@ -29,13 +29,15 @@ pub enum LbKind {
 pub struct LbConfig {
     #[serde(default)]
     pub kind: LbKind,
-    /// Distinct EVs a flow sprays over (uet-htsim: 64... 256; UE 1.0 allows 16 bits).
+    /// Distinct EVs a flow sprays over, a power of two (uet-htsim default 64; UE 1.0 allows
+    /// 16 bits).
     #[serde(default = "default_evs")]
     pub evs: u16,
 }
 
+/// uet-htsim's default (`-paths 64`).
 fn default_evs() -> u16 {
-    256
+    64
 }
 
 impl Default for LbConfig {
@@ -55,6 +57,8 @@ pub struct EvSelector {
     /// The flow's own entropy (its EV under ECMP, the offset of every sprayed EV).
     base: u16,
     next: u16,
+    /// Oblivious: this round's XOR mask.
+    mask: u16,
     recycled: std::collections::VecDeque<u16>,
     /// Distinct EVs changed from one packet to the next (a path change).
     pub changes: u64,
@@ -71,25 +75,40 @@ impl EvSelector {
             evs: cfg.evs.max(1),
             base,
             next: 0,
+            mask: 0,
             recycled: std::collections::VecDeque::new(),
             changes: 0,
             last: None,
         }
     }
 
-    /// The entropy for the next packet; `explore` is a fresh random draw (REPS).
+    /// The entropy for the next packet; `explore` is a fresh random draw.
     #[inline]
     pub fn choose(&mut self, explore: impl FnOnce() -> u16) -> u16 {
         let ev = match self.kind {
             LbKind::Ecmp => 0,
+            // Each round is the counter XOR a mask redrawn at every wrap: every EV once per
+            // round, in an order that changes from round to round (uet-htsim `UecMpOblivious`),
+            // so flows that happen to collide in one round do not stay in step.
             LbKind::Oblivious => {
-                let ev = self.next;
+                if self.next == 0 {
+                    self.mask = explore() % self.evs;
+                }
+                let ev = self.next ^ self.mask;
                 self.next = (self.next + 1) % self.evs;
                 ev
             }
+            // REPS explores the first round of EVs in order, then reuses the recycled ones,
+            // and draws a random EV when none is left (uet-htsim `UecMpReps::nextEntropy`).
+            LbKind::Reps if self.next < self.evs => {
+                self.next += 1;
+                self.next - 1
+            }
             LbKind::Reps => self.recycled.pop_front().unwrap_or_else(|| explore() % self.evs),
         };
-        let entropy = self.base.wrapping_add(ev);
+        // The EV replaces the low bits of the flow's entropy (uet-htsim: upper EV bits are a
+        // per-flow constant), so one round of `evs` values covers every low-bit pattern.
+        let entropy = self.base ^ ev;
         if self.last.is_some_and(|l| l != entropy) {
             self.changes += 1;
         }
@@ -101,7 +120,7 @@ impl EvSelector {
     #[inline]
     pub fn on_ack(&mut self, entropy: u16, ecn: bool) {
         if self.kind == LbKind::Reps && !ecn && self.recycled.len() < RECYCLE_CAP {
-            self.recycled.push_back(entropy.wrapping_sub(self.base));
+            self.recycled.push_back(entropy ^ self.base);
         }
     }
 
@@ -115,7 +134,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ecmp_keeps_one_ev_oblivious_cycles() {
+    fn ecmp_keeps_one_ev_oblivious_covers_every_ev_each_round() {
         let mut e = EvSelector::new(
             &LbConfig {
                 kind: LbKind::Ecmp,
@@ -131,23 +150,30 @@ mod tests {
             },
             100,
         );
-        let evs: Vec<u16> = (0..6).map(|_| o.choose(|| 0)).collect();
-        assert_eq!(evs, vec![100, 101, 102, 103, 100, 101]);
+        let mut masks = [1u16, 2].into_iter();
+        let evs: Vec<u16> = (0..8).map(|_| o.choose(|| masks.next().unwrap()) ^ 100).collect();
+        assert_eq!(
+            evs,
+            vec![1, 0, 3, 2, 2, 3, 0, 1],
+            "each round: 0..4 XOR that round's mask"
+        );
     }
 
     #[test]
-    fn reps_reuses_clean_evs_and_forgets_marked_ones() {
+    fn reps_explores_a_round_then_reuses_clean_evs_and_forgets_marked_ones() {
         let mut r = EvSelector::new(
             &LbConfig {
                 kind: LbKind::Reps,
-                evs: 64,
+                evs: 4,
             },
             0,
         );
-        assert_eq!(r.choose(|| 7), 7, "nothing recycled yet: explore");
-        r.on_ack(7, false);
-        r.on_ack(9, true);
-        assert_eq!(r.choose(|| 30), 7, "the clean EV comes back");
-        assert_eq!(r.choose(|| 30), 30, "the marked one does not");
+        let first: Vec<u16> = (0..4).map(|_| r.choose(|| 99)).collect();
+        assert_eq!(first, vec![0, 1, 2, 3], "the first round explores every EV");
+        assert_eq!(r.choose(|| 7), 3, "nothing recycled yet: a random EV (7 mod 4)");
+        r.on_ack(1, false);
+        r.on_ack(2, true);
+        assert_eq!(r.choose(|| 0), 1, "the clean EV comes back");
+        assert_eq!(r.choose(|| 0), 0, "the marked one does not");
     }
 }

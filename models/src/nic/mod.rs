@@ -211,8 +211,11 @@ impl NicConfig {
             }
             _ => {}
         }
-        if self.lb.evs == 0 {
-            return Err(FieldError::new("nic.lb.evs", "must be at least 1"));
+        if !self.lb.evs.is_power_of_two() {
+            return Err(FieldError::new(
+                "nic.lb.evs",
+                format!("must be a power of two (1 to 32768), got {}", self.lb.evs),
+            ));
         }
         if self.ack_bytes.0 == 0 {
             return Err(FieldError::new("nic.ack_bytes", "must be greater than zero"));

@@ -185,9 +185,9 @@ impl UetPdc {
         self.inflight > 0
     }
 
-    /// Bytes still to send: new data and queued retransmissions (counted at `mtu` each).
-    pub fn backlog(&self, mtu: u64) -> u64 {
-        ((self.tx.len() as u64 - self.next_new as u64) + self.lost as u64) * mtu
+    /// Packets still to send: new data and queued retransmissions.
+    pub fn backlog_packets(&self) -> u64 {
+        (self.tx.len() as u64 - self.next_new as u64) + self.lost as u64
     }
 
     /// Lowest PSN not yet received.

@@ -6,7 +6,7 @@ use crate::ecn::MarkAt;
 use crate::ids::{FlowId, HostId, NodeId, PortId, SwitchId};
 use crate::network::Role;
 use crate::packet::{Charge, Kind, PFC_FRAME, Packet, flags};
-use crate::routing::{ecmp_hash, pick};
+use crate::routing::pick;
 use crate::switch::Routing;
 use crate::switch::mmu::DropReason;
 use crate::switch::trim::trimmable;
@@ -21,7 +21,7 @@ impl Sim<'_> {
             0 if !self.net.routes.has_table(node) => Some(PortId(self.net.node_ports[node.idx()].start)),
             0 => None,
             1 => Some(hops[0]),
-            n => Some(hops[pick(ecmp_hash(self.salt[node.idx()], flow, dst, entropy), n)]),
+            n => Some(hops[pick(self.hashers[node.idx()].hash(flow, dst, entropy), n)]),
         }
     }
 
@@ -36,7 +36,7 @@ impl Sim<'_> {
         if hops.len() <= 1 || pkt.kind == Kind::Pause {
             return hops.first().copied();
         }
-        let hash = ecmp_hash(self.salt[node.idx()], pkt.flow, pkt.dst, pkt.entropy);
+        let hash = self.hashers[node.idx()].hash(pkt.flow, pkt.dst, pkt.entropy);
         let slot = (hash % FLOWLET_SLOTS as u64) as usize;
         if let Some(gap) = flowlet_gap {
             let (port, last) = self.flowlets[sw.idx()][slot];

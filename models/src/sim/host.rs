@@ -89,8 +89,12 @@ impl Sim<'_> {
                 }
                 Proto::Uet(u) => {
                     if let Some(r) = &mut u.cc.rccc {
-                        r.on_sent(pkt.payload as u64);
-                        pkt.aux = r.need(u.pdc.backlog(mtu)).min(u32::MAX as u64) as u32;
+                        // Credit is spent and asked for in wire bytes (uet-htsim: the sender
+                        // pays each packet's size; the pacer grants at 99 % of line rate).
+                        r.on_sent(pkt.wire_bytes());
+                        let backlog =
+                            u.pdc.backlog_packets() * (crate::packet::uet_data_frame(mtu as u32) as u64 + 20);
+                        pkt.aux = r.need(backlog).min(u32::MAX as u64) as u32;
                     }
                     // Ask for an ACK at once when the sender will soon wait for one: less window
                     // or credit is left than the receiver coalesces ACKs over, the message

@@ -133,8 +133,8 @@ pub struct Sim<'a> {
     pacers: Vec<uet::Pacer>,
     /// Flowlet tables per switch (adaptive routing with a flowlet gap): (port, last seen).
     flowlets: Vec<Vec<(u32, Time)>>,
-    /// ECMP salt of each node.
-    salt: Vec<u64>,
+    /// ECMP hash function of each node.
+    hashers: Vec<crate::routing::EcmpHash>,
     /// WRED marking draws.
     wred_rng: SimRng,
     /// Frame-error draws.
@@ -151,8 +151,8 @@ impl<'a> Sim<'a> {
     pub fn new(scenario: &Scenario, variant: &'a Variant) -> Self {
         let net = Network::build(&scenario.topology);
         let streams = RngStreams::new(scenario.seed);
-        let salt = (0..net.names.len())
-            .map(|n| streams.key("ecmp-salt", n as u64))
+        let hashers = (0..net.names.len())
+            .map(|n| crate::routing::EcmpHash::new(streams.key("ecmp-salt", n as u64)))
             .collect();
         let mtu = variant.nic.mtu.0 as u32;
         let window = variant.nic.window.map(|w| w.0);
@@ -255,7 +255,7 @@ impl<'a> Sim<'a> {
             uet_maxwnd,
             pacers: vec![uet::Pacer::default(); scenario.topology.hosts.len()],
             flowlets,
-            salt,
+            hashers,
             wred_rng: streams.stream("wred", 0),
             loss_rng: streams.stream("link-loss", 0),
             rto,
