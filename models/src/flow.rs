@@ -84,6 +84,10 @@ pub struct Flow {
     pub rto_pending: bool,
     pub cc_timer_pending: bool,
     pub sender_done: Option<Time>,
+    /// When the flow started (its spec's start, or later when it waited for other flows).
+    pub started: Option<Time>,
+    /// Completions of other flows it still waits for.
+    pub waiting: u32,
     /// When the last byte reached the receiver.
     pub finish: Option<Time>,
     pub received_bytes: u64,
@@ -121,6 +125,8 @@ impl Flow {
             rto_pending: false,
             cc_timer_pending: false,
             sender_done: None,
+            started: None,
+            waiting: 0,
             finish: None,
             received_bytes: 0,
             retransmitted: 0,
@@ -232,6 +238,14 @@ impl Flow {
         }
     }
 
+    /// Data waiting to be sent (new or to resend).
+    pub fn has_work(&self) -> bool {
+        match &self.proto {
+            Proto::Roce(q) => q.next_seq < self.packets,
+            Proto::Uet(u) => u.pdc.has_work(),
+        }
+    }
+
     /// True while data is unacknowledged.
     pub fn outstanding(&self) -> bool {
         match &self.proto {
@@ -292,6 +306,7 @@ mod tests {
             size: 2500,
             start: Time::ZERO,
             prio: 3,
+            deps: crate::workload::Deps::None,
         };
         let mut f = Flow::new(spec, 1000, 7, Proto::Roce(RoceQp::new(None)));
         assert_eq!(f.packets, 3);

@@ -78,6 +78,7 @@ mod tests {
             size: 10_000,
             start: Time::ZERO,
             prio: 3,
+            deps: crate::workload::Deps::None,
         };
         let c = BitRate::gbps(100);
         let d = Duration::from_ns(500);
@@ -100,6 +101,7 @@ mod tests {
             size: 4096 * 10,
             start: Time::ZERO,
             prio: 3,
+            deps: crate::workload::Deps::None,
         };
         let (fast, slow, d) = (BitRate::gbps(100), BitRate::gbps(25), Duration::from_ns(100));
         let w = 4096 + 82;

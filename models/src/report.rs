@@ -132,7 +132,12 @@ impl VariantReport {
         slow.sort_by(f64::total_cmp);
         let t = &sim.totals;
         let delivered: u64 = sim.flows.iter().map(|f| f.received_bytes).sum();
-        let first_start = sim.flows.iter().map(|f| f.spec.start).min().unwrap_or_default();
+        let first_start = sim
+            .flows
+            .iter()
+            .map(|f| f.started.unwrap_or(f.spec.start))
+            .min()
+            .unwrap_or_default();
         let last = sim
             .flows
             .iter()
@@ -212,7 +217,8 @@ fn flow_records(sim: &Sim) -> Vec<FlowRecord> {
         .enumerate()
         .map(|(i, f)| {
             let ideal = ideal::ideal_fct(&f.spec, mtu, &ideal::path(&sim.net, &f.spec));
-            let fct = f.finish.map(|t| (t - f.spec.start).as_ns_f64());
+            let start = f.started.unwrap_or(f.spec.start);
+            let fct = f.finish.map(|t| (t - start).as_ns_f64());
             let status = match f.finish {
                 Some(_) => "completed".to_string(),
                 None => format!("unfinished: {}", unfinished_reason(sim, f)),
@@ -222,7 +228,7 @@ fn flow_records(sim: &Sim) -> Vec<FlowRecord> {
                 src: format!("h{}", f.spec.src.0),
                 dst: format!("h{}", f.spec.dst.0),
                 size_bytes: f.spec.size,
-                start_ns: ns(f.spec.start),
+                start_ns: ns(start),
                 finish_ns: f.finish.map(ns),
                 fct_ns: fct,
                 ideal_fct_ns: ideal.as_ns_f64(),
@@ -234,6 +240,13 @@ fn flow_records(sim: &Sim) -> Vec<FlowRecord> {
 }
 
 fn unfinished_reason(sim: &Sim, f: &crate::flow::Flow) -> String {
+    if f.waiting > 0 {
+        return format!(
+            "never started: waiting for {} more of flows {:?} to complete",
+            f.waiting,
+            f.spec.deps.needs().1
+        );
+    }
     if f.port == PortId(u32::MAX) && f.spec.start > sim.totals.end_time {
         return match &sim.stopped {
             Some(s) => format!("never started ({})", stop_text(s)),

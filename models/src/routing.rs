@@ -208,14 +208,50 @@ impl EcmpHash {
             state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
             sim_core::rng::mix64(state)
         };
-        let mut rows = [0u32; 16];
-        for r in &mut rows {
-            *r = next() as u32;
+        // Draw rows until every group size 2^m (m <= 6) sees the low 6 entropy bits at full
+        // rank: one round of 64 EVs then covers every member equally.
+        loop {
+            let mut rows = [0u32; 16];
+            for r in &mut rows {
+                *r = next() as u32;
+            }
+            let h = EcmpHash {
+                rows,
+                seed: next() as u16,
+            };
+            if (1..=6).all(|m| h.rank(m, 6) == m) {
+                return h;
+            }
         }
-        EcmpHash {
-            rows,
-            seed: next() as u16,
+    }
+
+    /// GF(2) rank of the map from the low `bits` entropy bits to the low `m` output bits.
+    fn rank(&self, m: usize, bits: usize) -> usize {
+        let zero = crc32fast::hash(&[0u8; 10]);
+        let mut cols: Vec<u16> = (0..bits)
+            .map(|j| {
+                let mut b = [0u8; 10];
+                b[8..].copy_from_slice(&(1u16 << j).to_le_bytes());
+                let d = crc32fast::hash(&b) ^ zero;
+                (0..m).fold(0u16, |acc, i| {
+                    acc | ((((self.rows[i] & d).count_ones() & 1) as u16) << i)
+                })
+            })
+            .collect();
+        let mut rank = 0;
+        for bit in 0..m {
+            if let Some(p) = (rank..cols.len()).find(|&k| cols[k] >> bit & 1 == 1) {
+                cols.swap(rank, p);
+                let pivot = cols[rank];
+                for k in 0..cols.len() {
+                    if k != rank && cols[k] >> bit & 1 == 1 {
+                        cols[k] ^= pivot;
+                    }
+                }
+                rank += 1;
+            }
         }
+        rank
     }
 
     #[inline]
@@ -265,6 +301,23 @@ mod tests {
                 counts[pick(h.hash(FlowId(3), HostId(9), 0x5a00 ^ e), 8)] += 1;
             }
             assert_eq!(counts, [32; 8], "salt {salt:x}");
+        }
+    }
+
+    #[test]
+    fn every_switch_spreads_a_round_of_64_evs_evenly() {
+        for key in 0..200u64 {
+            let h = EcmpHash::new(key);
+            for n in [2usize, 4, 8, 16, 32, 64] {
+                let mut counts = vec![0u32; n];
+                for e in 0..64u16 {
+                    counts[pick(h.hash(FlowId(key as u32), HostId(5), 0x3c40 ^ e), n)] += 1;
+                }
+                assert!(
+                    counts.iter().all(|&c| c == 64 / n as u32),
+                    "key {key}, n {n}: {counts:?}"
+                );
+            }
         }
     }
 

@@ -8,3 +8,4 @@ mod common;
 mod queueing;
 mod roce;
 mod uec;
+mod workloads;

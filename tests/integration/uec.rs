@@ -244,3 +244,29 @@ fn selective_repeat_keeps_goodput_near_one_minus_p_where_go_back_n_falls() {
         );
     }
 }
+
+#[test]
+fn rccc_flows_smaller_than_the_speculative_window_finish() {
+    // A message that fits in the speculative credit must not wait for credit it never asked
+    // for, even when packets are trimmed (the receiver re-grants a trimmed packet's credit).
+    for (size, trim) in [("200KB", "4MB"), ("60KB", "8KB"), ("1B", "4MB")] {
+        let toml = format!(
+            r#"
+            [topology]
+            kind = "star"
+            hosts = 9
+            host_link = {{ rate = "100Gbps", delay = "2us" }}
+            [switch]
+            trim = {{ threshold = "{trim}" }}
+            [nic]
+            transport = "uet"
+            cc = {{ kind = "rccc" }}
+            [[workload]]
+            kind = "incast"
+            size = "{size}"
+            "#
+        );
+        let r = run(&toml).remove(0);
+        assert_eq!(r.summary.flows_completed, 8, "size {size}, trim {trim}");
+    }
+}

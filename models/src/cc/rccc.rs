@@ -37,12 +37,17 @@ impl RcccConfig {
     }
 }
 
+/// Credit is requested in quanta of 256 B (uet-htsim `UEC_PULL_QUANTUM`).
+pub const QUANTUM: u64 = 256;
+
 /// A sender's credit.
 #[derive(Debug, Clone)]
 pub struct RcccSender {
     credit: i64,
     cap: i64,
     speculating: bool,
+    /// Credit received so far, in bytes (the base of cumulative requests).
+    received: u64,
 }
 
 impl RcccSender {
@@ -52,6 +57,7 @@ impl RcccSender {
             credit: speculative as i64,
             cap: speculative as i64,
             speculating: true,
+            received: 0,
         }
     }
 
@@ -74,12 +80,28 @@ impl RcccSender {
 
     pub fn on_credit(&mut self, bytes: u64) {
         self.on_feedback();
+        self.received += bytes;
         self.credit = (self.credit + bytes as i64).min(self.cap);
     }
 
-    /// Bytes to ask for: what is left to send, at most the cap, minus the credit in hand.
-    pub fn need(&self, backlog: u64) -> u64 {
-        (backlog.min(self.cap as u64) as i64 - self.credit.max(0)).max(0) as u64
+    /// Bytes to ask for: what is left to send, at most the cap, minus the credit in hand;
+    /// while speculating, at least one packet's worth when anything is left (uet-htsim
+    /// `computePullTarget`), so the request survives the end of speculation.
+    pub fn need(&self, backlog: u64, packet: u64) -> u64 {
+        let held = if self.speculating { 0 } else { self.credit.max(0) };
+        let need = (backlog.min(self.cap as u64) as i64 - held).max(0) as u64;
+        if self.speculating && backlog > 0 {
+            need.max(packet)
+        } else {
+            need
+        }
+    }
+
+    /// The cumulative pull target to carry in a packet, in quanta: all credit received so
+    /// far plus what is needed now. The receiver grants up to the highest target it has seen,
+    /// so a request repeated by every packet is granted once.
+    pub fn target(&self, backlog: u64, packet: u64) -> u32 {
+        ((self.received + self.need(backlog, packet)).div_ceil(QUANTUM)).min(u32::MAX as u64) as u32
     }
 
     pub fn credit(&self) -> i64 {
@@ -105,13 +127,19 @@ mod tests {
     }
 
     #[test]
-    fn need_is_backlog_minus_credit() {
+    fn need_is_backlog_minus_credit_and_targets_are_cumulative() {
         let mut s = RcccSender::new(100_000);
-        assert_eq!(s.need(1_000_000), 0, "the speculative credit covers the cap");
+        assert_eq!(
+            s.need(1_000_000, 4_218),
+            100_000,
+            "while speculating, ask for the cap"
+        );
+        assert_eq!(s.need(1_000, 4_218), 4_218, "at least a packet while speculating");
         s.on_feedback();
-        assert_eq!(s.need(1_000_000), 100_000);
+        assert_eq!(s.need(1_000_000, 4_218), 100_000);
         s.on_credit(16_000);
-        assert_eq!(s.need(50_000), 34_000);
+        assert_eq!(s.need(50_000, 4_218), 34_000);
+        assert_eq!(s.target(50_000, 4_218), (16_000u64 + 34_000).div_ceil(256) as u32);
     }
 
     #[test]

@@ -217,6 +217,9 @@ impl NicConfig {
                 format!("must be a power of two (1 to 32768), got {}", self.lb.evs),
             ));
         }
+        if self.cc.nscc().and_then(|c| c.qa_gate).is_some_and(|g| g > 16) {
+            return Err(FieldError::new("nic.cc.qa_gate", "must be at most 16"));
+        }
         if self.ack_bytes.0 == 0 {
             return Err(FieldError::new("nic.ack_bytes", "must be greater than zero"));
         }

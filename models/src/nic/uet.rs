@@ -228,9 +228,9 @@ impl UetPdc {
     }
 
     /// A SACK whose bitmap covers the triggering PSN: based at `cum` when it is near,
-    /// otherwise at the PSN's 64-aligned block.
-    fn sack_for(&self, psn: u32) -> Sack {
-        let base = if psn < self.cum + 64 { self.cum } else { psn & !63 };
+    /// otherwise ending at it (uet-htsim: `max(psn - 63, cum + 1)`).
+    pub fn sack_for(&self, psn: u32) -> Sack {
+        let base = if psn < self.cum + 64 { self.cum } else { psn - 63 };
         let bitmap = (0..64u32)
             .filter(|&i| ((base + i) as usize) < self.tx.len() && self.has(base + i))
             .fold(0u64, |m, i| m | 1 << i);
@@ -360,6 +360,6 @@ mod tests {
         let mut rx = UetPdc::new(1000);
         let (_, ack) = rx.receive(700, MTU, true, 16_000);
         let s = ack.unwrap();
-        assert_eq!((s.cum, s.base, s.bitmap), (0, 640, 1 << 60));
+        assert_eq!((s.cum, s.base, s.bitmap), (0, 637, 1 << 63));
     }
 }

@@ -162,11 +162,12 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
     let topology = base.topology.build().map_err(|e| ctx.field(e, None))?;
     let streams = RngStreams::new(base.seed);
     let mut flows = explicit_flows(&base.flow, &topology).map_err(|e| ctx.field(e, None))?;
+    let dir = Path::new(file).parent().unwrap_or(Path::new("."));
     for (i, w) in base.workload.iter().enumerate() {
-        flows.extend(
-            w.generate(i, &topology, &streams)
-                .map_err(|e| ctx.field(e, None))?,
-        );
+        let more = w
+            .generate(i, &topology, &streams, dir)
+            .map_err(|e| ctx.field(e, None))?;
+        crate::workload::append(&mut flows, more);
     }
     if flows.is_empty() {
         return Err(ctx.field(

@@ -101,7 +101,11 @@ impl Sim<'_> {
         let Some(ecn) = &self.variant.switch.ecn else {
             return;
         };
-        if ecn.mark_at != at || pkt.kind != Kind::Data || !pkt.has(flags::ECT) || pkt.has(flags::CE) {
+        if ecn.mark_at != at
+            || pkt.kind != Kind::Data
+            || !pkt.has(flags::ECT)
+            || pkt.has(flags::CE | flags::TRIMMED)
+        {
             return;
         }
         let depth = self.net.ports[p.idx()].queued_bytes(pkt.prio);
@@ -190,7 +194,7 @@ impl Sim<'_> {
                 t.trim(&mut pkt, last_hop);
                 self.net.ports[out.idx()].counters.trimmed += 1;
                 self.totals.trimmed += 1;
-                self.totals.trimmed_bytes += (before - pkt.frame) as u64;
+                self.totals.trimmed_bytes += before.saturating_sub(pkt.frame) as u64;
             }
         }
         let charge = match admitted {

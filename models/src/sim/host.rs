@@ -24,6 +24,7 @@ impl Sim<'_> {
         let flow = &mut self.flows[f.idx()];
         flow.port = port;
         flow.next_tx = now;
+        flow.started = Some(now);
         match &mut flow.proto {
             Proto::Roce(q) => {
                 if let Some(p) = &self.dcqcn[src.idx()] {
@@ -88,20 +89,23 @@ impl Sim<'_> {
                     }
                 }
                 Proto::Uet(u) => {
+                    let wire = crate::packet::uet_data_frame(mtu as u32) as u64 + 20;
                     if let Some(r) = &mut u.cc.rccc {
                         // Credit is spent and asked for in wire bytes (uet-htsim: the sender
                         // pays each packet's size; the pacer grants at 99 % of line rate).
                         r.on_sent(pkt.wire_bytes());
-                        let backlog =
-                            u.pdc.backlog_packets() * (crate::packet::uet_data_frame(mtu as u32) as u64 + 20);
-                        pkt.aux = r.need(backlog).min(u32::MAX as u64) as u32;
+                        pkt.aux = r.target(u.pdc.backlog_packets() * wire, wire);
                     }
                     // Ask for an ACK at once when the sender will soon wait for one: less window
-                    // or credit is left than the receiver coalesces ACKs over, the message
-                    // ends, or this is a resend (uet-htsim sets AR when the window is full;
-                    // asking earlier keeps small windows from stalling on coalesced ACKs).
-                    let room = u.cc.room(u.pdc.inflight);
-                    if room.is_some_and(|r| r < ack_bytes) || !u.pdc.has_work() || pkt.has(flags::RETX) {
+                    // is left than the receiver coalesces ACKs over, the credit is spent, the
+                    // message ends, or this is a resend (uet-htsim sets AR when the window is
+                    // full or credit <= 0; asking earlier keeps small windows from stalling).
+                    let low_window =
+                        u.cc.nscc
+                            .as_ref()
+                            .is_some_and(|n| (n.cwnd as u64).saturating_sub(u.pdc.inflight) < ack_bytes);
+                    let no_credit = u.cc.rccc.as_ref().is_some_and(|r| r.credit() <= 0);
+                    if low_window || no_credit || !u.pdc.has_work() || pkt.has(flags::RETX) {
                         pkt.flags |= flags::ACK_REQ;
                     }
                 }
@@ -204,6 +208,7 @@ impl Sim<'_> {
             (Kind::Ack, true) => self.on_uet_ack(&pkt),
             (Kind::Nak, true) => self.on_uet_nack(&pkt),
             (Kind::Cnp, _) => self.on_cnp(h, &pkt),
+            (Kind::Credit, _) if pkt.dst == self.flows[pkt.flow.idx()].spec.dst => self.on_rts(h, &pkt),
             (Kind::Credit, _) => self.on_credit(&pkt),
             (Kind::Pause, _) => {}
         }
@@ -218,6 +223,7 @@ impl Sim<'_> {
         let Proto::Roce(q) = &mut flow.proto else { return };
         let c = &mut self.host_counters[h.idx()];
         let mut cnp = None;
+        let mut done = false;
         if pkt.has(flags::CE) {
             flow.ecn_marked += 1;
             c.np_ecn_marked_roce_packets += 1;
@@ -238,6 +244,7 @@ impl Sim<'_> {
             flow.received_bytes += pkt.payload as u64;
             if q.expected == packets {
                 flow.finish = Some(now);
+                done = true;
             }
         } else if pkt.seq >= q.expected {
             flow.out_of_sequence += 1;
@@ -263,6 +270,9 @@ impl Sim<'_> {
         });
         for p in cnp.into_iter().chain(reply) {
             self.send_control(h, p);
+        }
+        if done {
+            self.completed(pkt.flow);
         }
     }
 
@@ -360,7 +370,7 @@ impl Sim<'_> {
         let (now, rto) = (self.now, self.rto);
         let flow = &mut self.flows[f.idx()];
         flow.rto_pending = false;
-        if flow.sender_done.is_some() || !flow.outstanding() {
+        if flow.sender_done.is_some() || !(flow.outstanding() || flow.has_work()) {
             return;
         }
         let due = flow.rto_due(rto);
@@ -369,16 +379,37 @@ impl Sim<'_> {
             self.schedule(due, Event::Rto(f));
             return;
         }
-        let lost = flow.on_timeout(now, rto).min(flow.mtu() as u64);
-        if let (Proto::Uet(u), Some(p)) = (&mut flow.proto, &self.nscc[flow.spec.src.idx()]) {
-            if let Some(n) = &mut u.cc.nscc {
+        let lost = flow.on_timeout(now, rto);
+        let wire = crate::packet::uet_data_frame(flow.mtu()) as u64 + 20;
+        let mut rts = None;
+        if let Proto::Uet(u) = &mut flow.proto {
+            if let (Some(n), Some(p)) = (&mut u.cc.nscc, &self.nscc[flow.spec.src.idx()]) {
                 n.on_timeout(p, lost);
+            }
+            // Out of credit with nothing in flight: ask the receiver again (an RTS).
+            if let Some(r) = &u.cc.rccc {
+                if r.credit() <= 0 {
+                    let mut p = Packet::control(
+                        Kind::Credit,
+                        f,
+                        flow.spec.dst,
+                        0,
+                        crate::packet::UET_CREDIT_FRAME,
+                        self.variant.nic.control_prio,
+                    );
+                    p.aux = r.target(u.pdc.backlog_packets() * wire, wire);
+                    rts = Some(p);
+                }
             }
         }
         self.host_counters[flow.spec.src.idx()].local_ack_timeout_err += 1;
         flow.rto_pending = true;
         flow.rto_deadline = now + rto;
         self.schedule(now + rto, Event::Rto(f));
+        if let Some(p) = rts {
+            let src = self.flows[f.idx()].spec.src;
+            self.send_control(src, p);
+        }
         self.activate(f);
     }
 

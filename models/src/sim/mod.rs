@@ -131,6 +131,8 @@ pub struct Sim<'a> {
     uet_maxwnd: Vec<u64>,
     /// RCCC credit pacers, per receiving host.
     pacers: Vec<uet::Pacer>,
+    /// Flows waiting on each flow's completion.
+    dependents: Vec<Vec<u32>>,
     /// Flowlet tables per switch (adaptive routing with a flowlet gap): (port, last seen).
     flowlets: Vec<Vec<(u32, Time)>>,
     /// ECMP hash function of each node.
@@ -238,9 +240,18 @@ impl<'a> Sim<'a> {
                 rx[p.idx()] = Some(b);
             }
         }
+        let mut flows = flows;
+        let mut dependents = vec![Vec::new(); flows.len()];
         let mut queue = EventQueue::new();
-        for (i, f) in flows.iter().enumerate() {
-            queue.push(f.spec.start, Event::FlowStart(FlowId(i as u32)));
+        for (i, f) in flows.iter_mut().enumerate() {
+            let (need, on) = f.spec.deps.needs();
+            f.waiting = need;
+            for &d in on {
+                dependents[d as usize].push(i as u32);
+            }
+            if need == 0 {
+                queue.push(f.spec.start, Event::FlowStart(FlowId(i as u32)));
+            }
         }
         Sim {
             variant,
@@ -255,6 +266,7 @@ impl<'a> Sim<'a> {
             uet_maxwnd,
             pacers: vec![uet::Pacer::default(); scenario.topology.hosts.len()],
             flowlets,
+            dependents,
             hashers,
             wred_rng: streams.stream("wred", 0),
             loss_rng: streams.stream("link-loss", 0),
@@ -322,6 +334,22 @@ impl<'a> Sim<'a> {
     #[inline]
     fn schedule(&mut self, at: Time, ev: Event) {
         self.queue.push(at, ev);
+    }
+
+    /// Flow `f` has delivered its last byte: start the flows that waited for it.
+    fn completed(&mut self, f: FlowId) {
+        let now = self.now;
+        for i in 0..self.dependents[f.idx()].len() {
+            let d = self.dependents[f.idx()][i] as usize;
+            let flow = &mut self.flows[d];
+            if flow.waiting > 0 {
+                flow.waiting -= 1;
+                if flow.waiting == 0 {
+                    let at = flow.spec.start.max(now);
+                    self.queue.push(at, Event::FlowStart(FlowId(d as u32)));
+                }
+            }
+        }
     }
 
     /// Account a packet leaving the fabric unseen.

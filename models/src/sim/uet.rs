@@ -8,6 +8,11 @@ use crate::ids::{FlowId, HostId};
 use crate::nic::uet::Sack;
 use crate::packet::{Kind, Packet, UET_ACK_FRAME, UET_CREDIT_FRAME, UET_NACK_FRAME, flags};
 
+/// A full MTU's payload (a trimmed packet is resent whole).
+fn pkt_payload_full(mtu: u32) -> u32 {
+    mtu
+}
+
 /// Per-receiver RCCC pacer: flows asking for credit, served round robin.
 #[derive(Debug, Clone, Default)]
 pub struct Pacer {
@@ -23,16 +28,28 @@ impl Sim<'_> {
         let flow = &mut self.flows[pkt.flow.idx()];
         let src = flow.spec.src;
         let packets = flow.packets;
+        let flow_mtu = flow.mtu();
         let Proto::Uet(u) = &mut flow.proto else { return };
         let ce = pkt.has(flags::CE);
+        let mut done = false;
         if self.variant.nic.cc.rccc().is_some() {
-            u.want = pkt.aux as u64;
-            u.granted = 0;
+            // Cumulative pull target, in quanta: grant up to the highest seen. A trimmed
+            // packet needs its credit again.
+            u.want = u.want.max(pkt.aux as u64 * crate::cc::rccc::QUANTUM);
+            if pkt.has(flags::TRIMMED) {
+                u.want = u.want.max(u.granted)
+                    + crate::packet::uet_data_frame(pkt_payload_full(flow_mtu)) as u64
+                    + 20;
+            }
         }
         let reply = if pkt.has(flags::TRIMMED) {
             flow.trimmed_received += 1;
             if u.pdc.received_psn(pkt.seq) {
-                None
+                // A trimmed copy of something already here: acknowledge it instead.
+                let s = u.pdc.sack_for(pkt.seq);
+                let mut p = Packet::control(Kind::Ack, pkt.flow, src, s.cum, UET_ACK_FRAME, prio);
+                (p.sack, p.aux) = (s.bitmap, s.base);
+                Some(p)
             } else {
                 self.host_counters[h.idx()].naks_sent += 1;
                 let mut p = Packet::control(Kind::Nak, pkt.flow, src, pkt.seq, UET_NACK_FRAME, prio);
@@ -52,6 +69,7 @@ impl Sim<'_> {
                 flow.received_bytes += pkt.payload as u64;
                 if u.pdc.all_received() {
                     flow.finish = Some(now);
+                    done = true;
                 }
             } else {
                 flow.duplicates += 1;
@@ -72,6 +90,9 @@ impl Sim<'_> {
         }
         if wants_credit {
             self.want_credit(h, pkt.flow);
+        }
+        if done {
+            self.completed(pkt.flow);
         }
     }
 
@@ -138,6 +159,18 @@ impl Sim<'_> {
             }
         }
         self.activate(pkt.flow);
+    }
+
+    /// Receiver `h` got an RTS: the sender of `pkt.flow` is out of credit with data left.
+    pub(super) fn on_rts(&mut self, h: HostId, pkt: &Packet) {
+        let Proto::Uet(u) = &mut self.flows[pkt.flow.idx()].proto else {
+            return;
+        };
+        u.want = u
+            .want
+            .max(pkt.aux as u64 * crate::cc::rccc::QUANTUM)
+            .max(u.granted + 1);
+        self.want_credit(h, pkt.flow);
     }
 
     /// Receiver `h` learned that flow `f` wants credit: enlist it and start the pacer.

@@ -55,7 +55,8 @@ impl TrimConfig {
     /// Cut `p` to its headers, at the trim priority.
     #[inline]
     pub fn trim(&self, p: &mut Packet, last_hop: bool) {
-        p.frame = self.size.map_or(UET_DATA_HEADERS, |s| s.0 as u32) as u16;
+        let keep = self.size.map_or(UET_DATA_HEADERS, |s| s.0 as u32) as u16;
+        p.frame = p.frame.min(keep);
         p.payload = 0;
         p.prio = self.priority;
         p.flags = (p.flags | flags::TRIMMED) & !flags::TRIMMABLE & !flags::CE;

@@ -5,6 +5,10 @@
 //! New generators (size CDFs, collectives, imported traffic matrices) are new enum variants
 //! with a `generate` arm; nothing else changes.
 
+pub mod cdf;
+pub mod collective;
+pub mod htsim;
+
 use crate::ids::HostId;
 use crate::scenario::FieldError;
 use crate::topology::Topology;
@@ -14,6 +18,7 @@ use rand_distr::{Distribution, Exp};
 use serde::Deserialize;
 use sim_core::{Bytes, Duration, RngStreams, Time};
 use std::fmt;
+use std::path::Path;
 
 /// Default 802.1p priority of data: the lossless class most RoCE deployments configure
 /// (NVIDIA "RoCE configuration for ConnectX": PFC on priority 3).
@@ -25,8 +30,49 @@ pub struct FlowSpec {
     pub src: HostId,
     pub dst: HostId,
     pub size: u64,
+    /// Earliest start; a flow with dependencies starts when they are met, not before this.
     pub start: Time,
     pub prio: u8,
+    /// Flows (by index in the scenario) whose completion at their receiver this one waits for.
+    pub deps: Deps,
+}
+
+/// What a flow waits for before it starts.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Deps {
+    #[default]
+    None,
+    /// Start when any one of these has completed (a collective step; htsim's oneshot trigger).
+    Any(Vec<u32>),
+    /// Start when this many of these have completed (htsim's barrier trigger).
+    AtLeast(u32, Vec<u32>),
+}
+
+impl Deps {
+    /// Completions needed, and of which flows.
+    pub fn needs(&self) -> (u32, &[u32]) {
+        match self {
+            Deps::None => (0, &[]),
+            Deps::Any(v) => (1, v),
+            Deps::AtLeast(k, v) => (*k, v),
+        }
+    }
+
+    /// Shift the flow indices by `base` (when a generator's flows join the scenario's list).
+    fn offset(&mut self, base: u32) {
+        if let Deps::Any(v) | Deps::AtLeast(_, v) = self {
+            v.iter_mut().for_each(|i| *i += base);
+        }
+    }
+}
+
+/// Append a generator's flows, rebasing their dependencies.
+pub fn append(all: &mut Vec<FlowSpec>, mut more: Vec<FlowSpec>) {
+    let base = all.len() as u32;
+    for f in &mut more {
+        f.deps.offset(base);
+    }
+    all.extend(more);
 }
 
 /// A host named `"h3"` or by its index `3`.
@@ -117,7 +163,8 @@ pub enum WorkloadConfig {
         #[serde(default = "default_prio")]
         prio: u8,
     },
-    /// `senders` hosts (default: all others) each send `size` to `receiver` at once.
+    /// `senders` hosts (default: all others) each send `size` to `receiver` at once; with
+    /// `period`, again every period, `repeat` times in all.
     Incast {
         #[serde(default = "h0")]
         receiver: HostRef,
@@ -126,6 +173,10 @@ pub enum WorkloadConfig {
         size: Bytes,
         #[serde(default)]
         start: Duration,
+        #[serde(default)]
+        period: Option<Duration>,
+        #[serde(default = "one")]
+        repeat: u32,
         #[serde(default = "default_prio")]
         prio: u8,
     },
@@ -137,12 +188,16 @@ pub enum WorkloadConfig {
         #[serde(default = "default_prio")]
         prio: u8,
     },
-    /// Each source starts flows of `size` at Poisson times so that it offers `load` (fraction
-    /// of its link rate, counted in payload bytes) from `start` for `duration`; destinations
-    /// are uniform over the other hosts, or `dst` when given.
+    /// Each source starts flows at Poisson times so that it offers `load` (fraction of its
+    /// link rate, counted in payload bytes) from `start` for `duration`. Sizes are `size`, or
+    /// drawn from `cdf` ("websearch", "fb-hadoop" or { file = "..." }); destinations are
+    /// uniform over the other hosts, or `dst` when given.
     Poisson {
         load: f64,
-        size: Bytes,
+        #[serde(default)]
+        size: Option<Bytes>,
+        #[serde(default)]
+        cdf: Option<cdf::CdfConfig>,
         duration: Duration,
         #[serde(default)]
         start: Duration,
@@ -153,6 +208,27 @@ pub enum WorkloadConfig {
         #[serde(default = "default_prio")]
         prio: u8,
     },
+    /// A uet-htsim connection matrix (`.cm`), path relative to the scenario file.
+    Htsim {
+        file: String,
+        #[serde(default = "default_prio")]
+        prio: u8,
+    },
+    /// A ring collective over `hosts` (default: all, in order) on a message of `size` bytes.
+    Collective {
+        op: collective::Collective,
+        size: Bytes,
+        #[serde(default)]
+        hosts: Option<Vec<HostRef>>,
+        #[serde(default)]
+        start: Duration,
+        #[serde(default = "default_prio")]
+        prio: u8,
+    },
+}
+
+fn one() -> u32 {
+    1
 }
 
 fn h0() -> HostRef {
@@ -206,6 +282,7 @@ pub fn explicit_flows(flows: &[FlowConfig], topo: &Topology) -> Result<Vec<FlowS
                 size: check_size(f.size, &format!("flow[{i}].size"))?,
                 start: Time::ZERO + f.start,
                 prio: check_prio(f.prio, &format!("flow[{i}].prio"))?,
+                deps: Deps::None,
             })
         })
         .collect()
@@ -224,29 +301,33 @@ fn derangement(n: usize, rng: &mut impl rand::Rng) -> Vec<usize> {
 }
 
 impl WorkloadConfig {
-    /// Expand into flows. `index` is this generator's position in `[[workload]]`.
+    /// Expand into flows. `index` is this generator's position in `[[workload]]`; `dir` the
+    /// scenario file's folder (for files it names). Dependencies index the returned list.
     pub fn generate(
         &self,
         index: usize,
         topo: &Topology,
         streams: &RngStreams,
+        dir: &Path,
     ) -> Result<Vec<FlowSpec>, FieldError> {
         let key = |field: &str| format!("workload[{index}].{field}");
         let n = topo.hosts.len();
         let mut rng = streams.stream("workload", index as u64);
         let host = |i: usize| HostId(i as u32);
+        let flow = |src, dst, size, start: Duration, prio| FlowSpec {
+            src,
+            dst,
+            size,
+            start: Time::ZERO + start,
+            prio,
+            deps: Deps::None,
+        };
         let mut flows = Vec::new();
         match self {
             WorkloadConfig::Permutation { size, start, prio } => {
                 let (size, prio) = (check_size(*size, &key("size"))?, check_prio(*prio, &key("prio"))?);
                 for (src, dst) in derangement(n, &mut rng).into_iter().enumerate() {
-                    flows.push(FlowSpec {
-                        src: host(src),
-                        dst: host(dst),
-                        size,
-                        start: Time::ZERO + *start,
-                        prio,
-                    });
+                    flows.push(flow(host(src), host(dst), size, *start, prio));
                 }
             }
             WorkloadConfig::Incast {
@@ -254,6 +335,8 @@ impl WorkloadConfig {
                 senders,
                 size,
                 start,
+                period,
+                repeat,
                 prio,
             } => {
                 let (size, prio) = (check_size(*size, &key("size"))?, check_prio(*prio, &key("prio"))?);
@@ -265,41 +348,50 @@ impl WorkloadConfig {
                         format!("must be between 1 and {} (hosts - 1), got {count}", n - 1),
                     ));
                 }
-                let others = (0..n).map(host).filter(|&h| h != dst);
-                for src in others.take(count) {
-                    flows.push(FlowSpec {
-                        src,
-                        dst,
-                        size,
-                        start: Time::ZERO + *start,
-                        prio,
-                    });
+                if *repeat == 0 || (*repeat > 1 && period.is_none_or(|p| p == Duration::ZERO)) {
+                    return Err(FieldError::new(
+                        key("repeat"),
+                        "repeating an incast needs repeat >= 1 and a non-zero `period`",
+                    ));
+                }
+                for r in 0..*repeat as u64 {
+                    let at = *start + period.unwrap_or(Duration::ZERO) * r;
+                    for src in (0..n).map(host).filter(|&h| h != dst).take(count) {
+                        flows.push(flow(src, dst, size, at, prio));
+                    }
                 }
             }
             WorkloadConfig::AllToAll { size, start, prio } => {
                 let (size, prio) = (check_size(*size, &key("size"))?, check_prio(*prio, &key("prio"))?);
                 for s in 0..n {
                     for d in (0..n).filter(|&d| d != s) {
-                        flows.push(FlowSpec {
-                            src: host(s),
-                            dst: host(d),
-                            size,
-                            start: Time::ZERO + *start,
-                            prio,
-                        });
+                        flows.push(flow(host(s), host(d), size, *start, prio));
                     }
                 }
             }
             WorkloadConfig::Poisson {
                 load,
                 size,
+                cdf,
                 duration,
                 start,
                 sources,
                 dst,
                 prio,
             } => {
-                let (size, prio) = (check_size(*size, &key("size"))?, check_prio(*prio, &key("prio"))?);
+                let prio = check_prio(*prio, &key("prio"))?;
+                let dist = match (size, cdf) {
+                    (Some(s), None) => Sizes::Fixed(check_size(*s, &key("size"))?),
+                    (None, Some(c)) => {
+                        Sizes::Cdf(load_cdf(c, dir).map_err(|e| FieldError::new(key("cdf"), e))?)
+                    }
+                    _ => {
+                        return Err(FieldError::new(
+                            key("size"),
+                            "give either a fixed `size` or a size distribution `cdf`",
+                        ));
+                    }
+                };
                 if !(*load > 0.0 && *load <= 1.0) {
                     return Err(FieldError::new(
                         key("load"),
@@ -321,8 +413,8 @@ impl WorkloadConfig {
                         return Err(FieldError::new(key("dst"), "a source cannot send to itself"));
                     }
                     let rate = topo.host_rate(src).as_gbps() * 1e9;
-                    // Mean inter-arrival (ps) such that size*8 bits per gap is `load` of the rate.
-                    let mean_gap_ps = size as f64 * 8.0 / (load * rate) * 1e12;
+                    // Mean inter-arrival (ps) so that the mean size per gap is `load` of the rate.
+                    let mean_gap_ps = dist.mean() * 8.0 / (load * rate) * 1e12;
                     let exp = Exp::new(1.0 / mean_gap_ps).expect("positive rate");
                     let mut t = (Time::ZERO + *start).0 as f64;
                     loop {
@@ -334,18 +426,91 @@ impl WorkloadConfig {
                             let d = rng.random_range(0..n - 1);
                             host(if d >= src.idx() { d + 1 } else { d })
                         });
+                        let size = dist.sample(&mut rng);
                         flows.push(FlowSpec {
                             src,
                             dst: d,
                             size,
                             start: Time(t as u64),
                             prio,
+                            deps: Deps::None,
                         });
                     }
                 }
             }
+            WorkloadConfig::Htsim { file, prio } => {
+                let prio = check_prio(*prio, &key("prio"))?;
+                let path = dir.join(file);
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    FieldError::new(key("file"), format!("cannot read {}: {e}", path.display()))
+                })?;
+                flows = htsim::parse(&text, n, prio)
+                    .map_err(|e| FieldError::new(key("file"), format!("{}: {e}", path.display())))?;
+            }
+            WorkloadConfig::Collective {
+                op,
+                size,
+                hosts,
+                start,
+                prio,
+            } => {
+                let (size, prio) = (check_size(*size, &key("size"))?, check_prio(*prio, &key("prio"))?);
+                let ring: Vec<HostId> = match hosts {
+                    Some(list) => list
+                        .iter()
+                        .enumerate()
+                        .map(|(i, h)| h.resolve(n, &key(&format!("hosts[{i}]"))))
+                        .collect::<Result<_, _>>()?,
+                    None => (0..n).map(host).collect(),
+                };
+                let mut seen = std::collections::HashSet::new();
+                if ring.len() < 2 || !ring.iter().all(|h| seen.insert(*h)) {
+                    return Err(FieldError::new(
+                        key("hosts"),
+                        "a ring needs at least two distinct hosts",
+                    ));
+                }
+                flows = collective::ring(*op, &ring, size, Time::ZERO + *start, prio);
+            }
         }
         Ok(flows)
+    }
+}
+
+/// Flow sizes: fixed, or drawn from a CDF.
+enum Sizes {
+    Fixed(u64),
+    Cdf(cdf::SizeCdf),
+}
+
+impl Sizes {
+    fn mean(&self) -> f64 {
+        match self {
+            Sizes::Fixed(s) => *s as f64,
+            Sizes::Cdf(c) => c.mean(),
+        }
+    }
+    fn sample(&self, rng: &mut impl rand::Rng) -> u64 {
+        match self {
+            Sizes::Fixed(s) => *s,
+            Sizes::Cdf(c) => c.sample(rng),
+        }
+    }
+}
+
+fn load_cdf(c: &cdf::CdfConfig, dir: &Path) -> Result<cdf::SizeCdf, String> {
+    match c {
+        cdf::CdfConfig::Named(n) if n == "websearch" => Ok(cdf::SizeCdf::websearch()),
+        cdf::CdfConfig::Named(n) if n == "fb-hadoop" => Ok(cdf::SizeCdf::fb_hadoop()),
+        cdf::CdfConfig::Named(n) => Err(format!(
+            "unknown distribution \"{n}\": expected \"websearch\", \"fb-hadoop\" or {{ file = \"...\" }}"
+        )),
+        cdf::CdfConfig::File { file } => {
+            let path = dir.join(file);
+            let text =
+                std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            cdf::SizeCdf::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+        }
     }
 }
 
@@ -378,7 +543,7 @@ mod tests {
             start: Duration::ZERO,
             prio: 3,
         };
-        let a = w.generate(0, &t, &RngStreams::new(1)).unwrap();
+        let a = w.generate(0, &t, &RngStreams::new(1), Path::new(".")).unwrap();
         assert_eq!(a.len(), 16);
         assert!(a.iter().all(|f| f.src != f.dst));
         let mut dsts: Vec<u32> = a.iter().map(|f| f.dst.0).collect();
@@ -388,8 +553,8 @@ mod tests {
             (0..16).collect::<Vec<_>>(),
             "every host receives exactly once"
         );
-        assert_eq!(a, w.generate(0, &t, &RngStreams::new(1)).unwrap());
-        assert_ne!(a, w.generate(0, &t, &RngStreams::new(2)).unwrap());
+        assert_eq!(a, w.generate(0, &t, &RngStreams::new(1), Path::new(".")).unwrap());
+        assert_ne!(a, w.generate(0, &t, &RngStreams::new(2), Path::new(".")).unwrap());
     }
 
     #[test]
@@ -399,14 +564,15 @@ mod tests {
         let duration = Duration::from_us(100_000);
         let w = WorkloadConfig::Poisson {
             load: 0.5,
-            size,
+            size: Some(size),
+            cdf: None,
             duration,
             start: Duration::ZERO,
             sources: Some(vec![HostRef::Index(0)]),
             dst: Some(HostRef::Index(1)),
             prio: 3,
         };
-        let flows = w.generate(0, &t, &RngStreams::new(9)).unwrap();
+        let flows = w.generate(0, &t, &RngStreams::new(9), Path::new(".")).unwrap();
         // Expected count = load * rate * duration / (size * 8) = 0.5 * 100e9 * 0.1 / 80000 = 62500.
         let expected = 0.5 * 100e9 * duration.as_secs_f64() / (size.0 as f64 * 8.0);
         let got = flows.len() as f64;
@@ -435,5 +601,100 @@ mod tests {
                 .message
                 .contains("itself")
         );
+    }
+}
+
+#[cfg(test)]
+mod generator_tests {
+    use super::*;
+    use crate::topology::{LinkConfig, TopologyConfig};
+    use sim_core::BitRate;
+
+    fn star(n: u32) -> Topology {
+        let link = LinkConfig {
+            rate: BitRate::gbps(100),
+            delay: Some(Duration::from_ns(10)),
+            cable: None,
+            loss: 0.0,
+        };
+        TopologyConfig::Star {
+            hosts: n,
+            host_link: link,
+        }
+        .build()
+        .unwrap()
+    }
+
+    fn websearch(load: f64, duration_us: u64) -> (WorkloadConfig, Duration) {
+        let d = Duration::from_us(duration_us);
+        let w = WorkloadConfig::Poisson {
+            load,
+            size: None,
+            cdf: Some(cdf::CdfConfig::Named("websearch".into())),
+            duration: d,
+            start: Duration::ZERO,
+            sources: None,
+            dst: None,
+            prio: 3,
+        };
+        (w, d)
+    }
+
+    #[test]
+    fn poisson_websearch_offers_the_target_load_within_two_percent() {
+        let hosts = 16u32;
+        for load in [0.3, 0.5, 0.7] {
+            let (w, d) = websearch(load, 200_000);
+            let flows = w
+                .generate(0, &star(hosts), &RngStreams::new(4), Path::new("."))
+                .unwrap();
+            let offered = flows.iter().map(|f| f.size as f64 * 8.0).sum::<f64>()
+                / (d.as_secs_f64() * 100e9 * hosts as f64);
+            assert!(
+                (offered - load).abs() / load < 0.02,
+                "load {load}: offered {offered}"
+            );
+        }
+    }
+
+    #[test]
+    fn poisson_inter_arrivals_have_a_coefficient_of_variation_of_one() {
+        let (w, _) = websearch(0.5, 3_000_000);
+        let flows = w
+            .generate(0, &star(2), &RngStreams::new(8), Path::new("."))
+            .unwrap();
+        let mut t: Vec<f64> = flows
+            .iter()
+            .filter(|f| f.src == HostId(0))
+            .map(|f| f.start.0 as f64)
+            .collect();
+        t.sort_by(f64::total_cmp);
+        let gaps: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
+        let cv = var.sqrt() / mean;
+        assert!(
+            gaps.len() > 10_000 && (cv - 1.0).abs() < 0.03,
+            "CV {cv} over {} gaps",
+            gaps.len()
+        );
+    }
+
+    #[test]
+    fn periodic_incast_repeats() {
+        let w = WorkloadConfig::Incast {
+            receiver: HostRef::Index(0),
+            senders: Some(3),
+            size: Bytes(1000),
+            start: Duration::from_us(1),
+            period: Some(Duration::from_us(10)),
+            repeat: 4,
+            prio: 3,
+        };
+        let f = w
+            .generate(0, &star(8), &RngStreams::new(1), Path::new("."))
+            .unwrap();
+        assert_eq!(f.len(), 12);
+        assert_eq!(f[11].start, Time(31_000_000));
     }
 }

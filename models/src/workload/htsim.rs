@@ -1,0 +1,220 @@
+//! Import of uet-htsim connection matrices (`.cm`), so published htsim experiments replay on
+//! this simulator's topologies.
+//!
+//! The format, as htsim's `ConnectionMatrix::load` reads it:
+//!
+//! ```text
+//! Nodes 128
+//! Connections 127
+//! Triggers 1                      (optional)
+//! 104->33 id 1 start 0 size 2000000 send_done_trigger 1
+//! 35->33 id 2 trigger 1 size 2000000
+//! trigger id 1 oneshot            (oneshot | multishot | barrier N)
+//! ```
+//!
+//! Node i is host `h{i}`. `start` is in picoseconds; `size` in bytes. A connection with a
+//! `trigger` starts when that trigger fires; `send_done_trigger` and `recv_done_trigger` fire
+//! a trigger when the connection completes (both are taken as completion at the receiver). A
+//! oneshot or multishot trigger fires on its first activation, a barrier after N. `id` and
+//! `prio`/`priority` are accepted; `prio` sets the 802.1p priority. Anything else is an error
+//! naming the line.
+
+use super::{Deps, FlowSpec};
+use crate::ids::HostId;
+use sim_core::Time;
+use std::collections::HashMap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Any,
+    Barrier(u32),
+}
+
+/// Parse a connection matrix for a fabric of `hosts` hosts; data packets at `prio` unless a
+/// line says otherwise.
+pub fn parse(text: &str, hosts: usize, prio: u8) -> Result<Vec<FlowSpec>, String> {
+    let mut nodes: Option<usize> = None;
+    let mut flows: Vec<FlowSpec> = Vec::new();
+    let mut waits: Vec<Option<u32>> = Vec::new();
+    let mut fires: HashMap<u32, Vec<usize>> = HashMap::new();
+    let mut triggers: HashMap<u32, Kind> = HashMap::new();
+    for (n, raw) in text.lines().enumerate() {
+        let at = |m: String| format!("line {}: {m}", n + 1);
+        let words: Vec<&str> = raw.split_whitespace().collect();
+        match words.as_slice() {
+            [] => continue,
+            ["Nodes", v] => {
+                nodes = Some(
+                    v.parse()
+                        .map_err(|_| at(format!("expected a node count, got \"{v}\"")))?,
+                )
+            }
+            ["Connections", _] | ["Triggers", _] => continue,
+            ["trigger", "id", id, rest @ ..] => {
+                let id: u32 = id.parse().map_err(|_| at(format!("bad trigger id \"{id}\"")))?;
+                let kind = match rest {
+                    ["oneshot"] | ["multishot"] | [] => Kind::Any,
+                    ["barrier", count] => Kind::Barrier(
+                        count
+                            .parse()
+                            .map_err(|_| at(format!("bad barrier count \"{count}\"")))?,
+                    ),
+                    other => {
+                        return Err(at(format!(
+                            "unknown trigger type {other:?} (oneshot, multishot, barrier N)"
+                        )));
+                    }
+                };
+                triggers.insert(id, kind);
+            }
+            [pair, rest @ ..] if pair.contains("->") => {
+                let (s, d) = pair.split_once("->").unwrap();
+                let node = |v: &str| -> Result<usize, String> {
+                    let i: usize = v
+                        .parse()
+                        .map_err(|_| at(format!("bad node \"{v}\" in \"{pair}\"")))?;
+                    if i >= hosts {
+                        return Err(at(format!(
+                            "node {i} does not exist: the topology has hosts h0..h{}",
+                            hosts - 1
+                        )));
+                    }
+                    Ok(i)
+                };
+                let (src, dst) = (node(s)?, node(d)?);
+                if src == dst {
+                    return Err(at(format!("a connection from node {src} to itself")));
+                }
+                if rest.len() % 2 != 0 {
+                    return Err(at("expected `key value` pairs after src->dst".into()));
+                }
+                let mut spec = FlowSpec {
+                    src: HostId(src as u32),
+                    dst: HostId(dst as u32),
+                    size: 0,
+                    start: Time::ZERO,
+                    prio,
+                    deps: Deps::None,
+                };
+                let mut wait = None;
+                for kv in rest.chunks(2) {
+                    let num = |v: &str| {
+                        v.parse::<u64>()
+                            .map_err(|_| at(format!("`{}` needs a whole number, got \"{v}\"", kv[0])))
+                    };
+                    match kv[0] {
+                        "id" => {
+                            num(kv[1])?;
+                        }
+                        "start" => spec.start = Time(num(kv[1])?),
+                        "size" => spec.size = num(kv[1])?,
+                        "prio" | "priority" => spec.prio = num(kv[1])?.min(7) as u8,
+                        "trigger" => wait = Some(num(kv[1])? as u32),
+                        "send_done_trigger" | "recv_done_trigger" => {
+                            fires.entry(num(kv[1])? as u32).or_default().push(flows.len());
+                        }
+                        k => {
+                            return Err(at(format!(
+                                "unknown key `{k}` (id, start, size, prio, trigger, send_done_trigger, recv_done_trigger)"
+                            )));
+                        }
+                    }
+                }
+                if spec.size == 0 {
+                    return Err(at(
+                        "missing or zero `size` (htsim's infinite flows are not supported)".into(),
+                    ));
+                }
+                flows.push(spec);
+                waits.push(wait);
+            }
+            _ => return Err(at(format!("cannot read \"{}\"", raw.trim()))),
+        }
+    }
+    let nodes = nodes.ok_or("missing the `Nodes N` line")?;
+    if nodes > hosts {
+        return Err(format!(
+            "the matrix has {nodes} nodes but the topology only {hosts} hosts"
+        ));
+    }
+    for (i, wait) in waits.iter().enumerate() {
+        if let Some(t) = wait {
+            let sources: Vec<u32> = fires
+                .get(t)
+                .map(|v| v.iter().map(|&j| j as u32).collect())
+                .unwrap_or_default();
+            if sources.is_empty() {
+                return Err(format!(
+                    "connection {} waits for trigger {t}, which nothing fires",
+                    i + 1
+                ));
+            }
+            flows[i].deps = match triggers.get(t).copied().unwrap_or(Kind::Any) {
+                Kind::Any => Deps::Any(sources),
+                Kind::Barrier(count) if count as usize <= sources.len() => Deps::AtLeast(count, sources),
+                Kind::Barrier(count) => {
+                    return Err(format!(
+                        "barrier trigger {t} waits for {count} completions but only {} connections fire it",
+                        sources.len()
+                    ));
+                }
+            };
+        }
+    }
+    Ok(flows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_small_matrix_imports_to_the_expected_flows() {
+        let cm = "Nodes 4\nConnections 3\nTriggers 1\n0->1 id 1 start 2000000 size 4096 send_done_trigger 7\n2->3 id 2 start 0 size 10000\n3->0 id 3 trigger 7 size 500\ntrigger id 7 oneshot\n";
+        let f = parse(cm, 8, 3).unwrap();
+        assert_eq!(f.len(), 3);
+        assert_eq!(
+            (f[0].src, f[0].dst, f[0].size, f[0].start),
+            (HostId(0), HostId(1), 4096, Time(2_000_000))
+        );
+        assert_eq!(f[1].deps, Deps::None);
+        assert_eq!(f[2].deps, Deps::Any(vec![0]));
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        assert!(
+            parse("Nodes 2\n0->5 size 10\n", 2, 3)
+                .unwrap_err()
+                .contains("line 2")
+        );
+        assert!(
+            parse("Nodes 2\n0->1 size 10 colour red\n", 2, 3)
+                .unwrap_err()
+                .contains("unknown key `colour`")
+        );
+        assert!(
+            parse("Nodes 9\n0->1 size 10\n", 4, 3)
+                .unwrap_err()
+                .contains("9 nodes")
+        );
+        assert!(
+            parse("Nodes 2\n0->1 trigger 3 size 10\n", 2, 3)
+                .unwrap_err()
+                .contains("trigger 3")
+        );
+    }
+
+    #[test]
+    fn the_published_permutation_imports() {
+        // uet-htsim's perm_128n_128c_2MB.cm, shipped in benches/htsim/.
+        let text = include_str!("../../../benches/htsim/perm_128n_128c_2MB.cm");
+        let f = parse(text, 128, 3).unwrap();
+        assert_eq!(f.len(), 128);
+        assert!(f.iter().all(|x| x.size == 2_000_000 && x.start == Time::ZERO));
+        let mut dsts: Vec<u32> = f.iter().map(|x| x.dst.0).collect();
+        dsts.sort();
+        dsts.dedup();
+        assert_eq!(dsts.len(), 128, "a permutation: every node receives once");
+    }
+}
