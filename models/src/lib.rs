@@ -26,6 +26,7 @@
 
 pub mod cc;
 pub mod ecn;
+pub mod fault;
 pub mod flow;
 pub mod ideal;
 pub mod ids;

@@ -46,11 +46,20 @@ impl Link {
         (self.flight.len() == 1).then_some(at)
     }
 
-    /// The head packet has arrived. Returns it and, if more are in flight, the next arrival time.
+    /// The head packet arrives at `now`. Returns it and, if more are in flight, the next
+    /// arrival time; None for a stale event (the link was cut since it was scheduled).
     #[inline]
-    pub fn arrive(&mut self) -> (Packet, Option<Time>) {
-        let (_, p) = self.flight.pop_front().expect("arrival event on an empty link");
-        (p, self.flight.front().map(|&(t, _)| t))
+    pub fn arrive(&mut self, now: Time) -> Option<(Packet, Option<Time>)> {
+        if self.flight.front().is_none_or(|&(t, _)| t != now) {
+            return None;
+        }
+        let (_, p) = self.flight.pop_front()?;
+        Some((p, self.flight.front().map(|&(t, _)| t)))
+    }
+
+    /// The cable was cut: everything on it is lost.
+    pub fn cut(&mut self) -> Vec<Packet> {
+        self.flight.drain(..).map(|(_, p)| p).collect()
     }
 
     /// Packets currently on the wire.
@@ -79,9 +88,10 @@ mod tests {
         let mut l = Link::new(Duration::from_ns(100), 0.0);
         assert_eq!(l.send(Time(0), pkt(0)), Some(Time(100_000)));
         assert_eq!(l.send(Time(5), pkt(1)), None);
-        let (p, next) = l.arrive();
+        assert_eq!(l.arrive(Time(99_999)), None, "not yet: a stale event");
+        let (p, next) = l.arrive(Time(100_000)).unwrap();
         assert_eq!((p.seq, next), (0, Some(Time(100_005))));
-        let (p, next) = l.arrive();
+        let (p, next) = l.arrive(Time(100_005)).unwrap();
         assert_eq!((p.seq, next), (1, None));
     }
 }

@@ -30,6 +30,9 @@ pub struct Network {
     pub routes: Routes,
     pub host_node: Vec<NodeId>,
     pub switch_node: Vec<NodeId>,
+    /// Ports whose cable works (faults take them down).
+    pub port_up: Vec<bool>,
+    hosts_forward: bool,
 }
 
 impl Network {
@@ -85,6 +88,7 @@ impl Network {
             is_host: &is_host,
             hosts: &t.hosts,
             hosts_forward: t.hosts_forward,
+            port_up: None,
         });
         Network {
             names: t.nodes.iter().map(|s| s.name.clone()).collect(),
@@ -100,7 +104,31 @@ impl Network {
             routes,
             host_node,
             switch_node,
+            port_up: vec![true; total],
+            hosts_forward: t.hosts_forward,
         }
+    }
+
+    /// Recompute every routing table over the cables that work now (what the routing
+    /// protocol converges to after a failure or a repair).
+    pub fn reroute(&mut self) {
+        let is_host: Vec<bool> = self.roles.iter().map(|r| matches!(r, Role::Host(_))).collect();
+        let port_peer_node: Vec<NodeId> = self.peer.iter().map(|q| self.port_node[q.idx()]).collect();
+        self.routes = Routes::build(&Graph {
+            node_ports: &self.node_ports,
+            port_peer_node: &port_peer_node,
+            is_host: &is_host,
+            hosts: &self.host_node,
+            hosts_forward: self.hosts_forward,
+            port_up: Some(&self.port_up),
+        });
+    }
+
+    /// The port of `a` cabled to `b` (the `nth` such cable, from 0).
+    pub fn port_between(&self, a: NodeId, b: NodeId, nth: usize) -> Option<PortId> {
+        self.ports_of(a)
+            .filter(|p| self.port_node[self.peer[p.idx()].idx()] == b)
+            .nth(nth)
     }
 
     /// A readable name for a port: the node it is cabled to, with `#k` for the k-th parallel

@@ -146,14 +146,20 @@ impl Port {
         d
     }
 
-    /// The frame in service has left: return it for the link.
+    /// The frame in service has left: return it for the link (which counts it as sent
+    /// if the cable works).
     #[inline]
     pub fn end_tx(&mut self) -> Packet {
         let p = self.in_service.take().expect("tx-done on an idle port");
         self.occupancy -= p.frame as u64;
+        p
+    }
+
+    /// A frame went onto the wire.
+    #[inline]
+    pub fn count_tx(&mut self, p: &Packet) {
         self.counters.tx_packets += 1;
         self.counters.tx_bytes += p.frame as u64;
-        p
     }
 
     /// Every packet held: waiting and in service.

@@ -28,6 +28,15 @@ pub struct Graph<'a> {
     pub hosts: &'a [NodeId],
     /// Hosts forward transit traffic (switchless rings).
     pub hosts_forward: bool,
+    /// Ports whose cable works (all, when None).
+    pub port_up: Option<&'a [bool]>,
+}
+
+impl Graph<'_> {
+    #[inline]
+    fn up(&self, p: u32) -> bool {
+        self.port_up.is_none_or(|u| u[p as usize])
+    }
 }
 
 /// Routing tables for every node.
@@ -102,7 +111,7 @@ impl Routes {
                 // Next hops toward the anchor, shared by all its hosts.
                 hops.clear();
                 if n != a.idx() {
-                    for p in g.node_ports[n].clone() {
+                    for p in g.node_ports[n].clone().filter(|&p| g.up(p)) {
                         let m = g.port_peer_node[p as usize];
                         if dist[m.idx()] != u32::MAX && dist[m.idx()] + 1 == dist[n] {
                             hops.push(PortId(p));
@@ -122,7 +131,7 @@ impl Routes {
                         hops.extend(
                             g.node_ports[n]
                                 .clone()
-                                .filter(|&p| g.port_peer_node[p as usize] == h)
+                                .filter(|&p| g.up(p) && g.port_peer_node[p as usize] == h)
                                 .map(PortId),
                         );
                         routes.intern(&mut interned, &hops)
@@ -178,7 +187,7 @@ fn bfs(g: &Graph, src: NodeId, dist: &mut [u32], queue: &mut VecDeque<NodeId>) {
         if n != src && g.is_host[n.idx()] && !g.hosts_forward {
             continue;
         }
-        for p in g.node_ports[n.idx()].clone() {
+        for p in g.node_ports[n.idx()].clone().filter(|&p| g.up(p)) {
             let m = g.port_peer_node[p as usize];
             if dist[m.idx()] == u32::MAX {
                 dist[m.idx()] = dist[n.idx()] + 1;

@@ -5,6 +5,7 @@
 mod cli;
 mod closed_form;
 mod common;
+mod faults;
 mod queueing;
 mod roce;
 mod uec;

@@ -62,6 +62,8 @@ struct ScenarioFile {
     #[serde(default)]
     flow: Vec<FlowConfig>,
     #[serde(default)]
+    fault: Vec<crate::fault::FaultConfig>,
+    #[serde(default)]
     #[allow(dead_code)] // merged before deserialization; kept so the key is known
     variant: Vec<Table>,
 }
@@ -96,11 +98,21 @@ pub struct Scenario {
     pub hash: u64,
     pub topology: Topology,
     pub flows: Vec<FlowSpec>,
+    /// Link faults, in time order.
+    pub faults: Vec<crate::fault::FaultAction>,
     pub variants: Vec<Variant>,
 }
 
 /// Keys a variant may not override: variants run on identical topology and traffic.
-const SHARED_KEYS: &[&str] = &["topology", "workload", "flow", "seed", "variant", "description"];
+const SHARED_KEYS: &[&str] = &[
+    "topology",
+    "workload",
+    "flow",
+    "fault",
+    "seed",
+    "variant",
+    "description",
+];
 
 /// Command-line adjustments applied before validation.
 #[derive(Debug, Clone, Default)]
@@ -208,12 +220,14 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
     for s in &ov.set {
         hash = fnv(hash, s.as_bytes());
     }
+    let faults = crate::fault::resolve(&base.fault, &topology).map_err(|e| ctx.field(e, None))?;
     Ok(Scenario {
         name,
         seed: base.seed,
         hash,
         topology,
         flows,
+        faults,
         variants,
     })
 }

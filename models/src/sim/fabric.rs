@@ -122,14 +122,52 @@ impl Sim<'_> {
         if pkt.charge != Charge::None {
             self.release(p, &pkt);
         }
-        if let Some(at) = self.net.links[p.idx()].send(self.now, pkt) {
-            self.schedule(at, Event::Arrive(p));
+        if !self.net.port_up[p.idx()] {
+            self.drop(pkt, DropReason::LinkDown);
+        } else {
+            self.net.ports[p.idx()].count_tx(&pkt);
+            if let Some(at) = self.net.links[p.idx()].send(self.now, pkt) {
+                self.schedule(at, Event::Arrive(p));
+            }
         }
         self.kick(p);
     }
 
+    /// A fault changes the cable between two nodes.
+    pub(super) fn on_fault(&mut self, i: usize) {
+        use crate::fault::Action;
+        let f = self.faults[i];
+        let Some(p) = self.net.port_between(f.a, f.b, 0) else {
+            return;
+        };
+        let q = self.net.peer[p.idx()];
+        match f.action {
+            Action::Down | Action::Up => {
+                let up = f.action == Action::Up;
+                self.net.port_up[p.idx()] = up;
+                self.net.port_up[q.idx()] = up;
+                if !up {
+                    for end in [p, q] {
+                        for pkt in self.net.links[end.idx()].cut() {
+                            self.drop(pkt, DropReason::LinkDown);
+                        }
+                    }
+                }
+                self.schedule(self.now + self.variant.switch.failover, Event::Reroute);
+                self.kick(p);
+                self.kick(q);
+            }
+            Action::Rate(r) => {
+                self.net.ports[p.idx()].rate = r;
+                self.net.ports[q.idx()].rate = r;
+            }
+        }
+    }
+
     pub(super) fn on_arrive(&mut self, p: PortId) {
-        let (mut pkt, next) = self.net.links[p.idx()].arrive();
+        let Some((mut pkt, next)) = self.net.links[p.idx()].arrive(self.now) else {
+            return;
+        };
         if let Some(at) = next {
             self.schedule(at, Event::Arrive(p));
         }

@@ -51,6 +51,10 @@ pub enum Event {
     RxDone(PortId),
     /// A receiver's RCCC pacer may grant credit again.
     CreditTick(crate::ids::HostId),
+    /// Fault number `n` (an index into the scenario's resolved faults) happens.
+    Fault(u32),
+    /// Routing converges on the cables that work now.
+    Reroute,
 }
 
 /// Entries in a switch's flowlet table (as ASIC flowlet tables, indexed by a flow hash).
@@ -84,7 +88,7 @@ pub struct Totals {
     pub dropped_packets: u64,
     pub dropped_bytes: u64,
     /// Drops by [`DropReason`] (indexed as `DropReason::ALL`).
-    pub drops_by_reason: [u64; 5],
+    pub drops_by_reason: [u64; 6],
     /// PFC frames sent (XOFF, refreshes and XON).
     pub pfc_frames: u64,
     /// Data frames marked CE.
@@ -133,6 +137,8 @@ pub struct Sim<'a> {
     pacers: Vec<uet::Pacer>,
     /// Flows waiting on each flow's completion.
     dependents: Vec<Vec<u32>>,
+    /// The scenario's faults, in time order.
+    faults: Vec<crate::fault::FaultAction>,
     /// Flowlet tables per switch (adaptive routing with a flowlet gap): (port, last seen).
     flowlets: Vec<Vec<(u32, Time)>>,
     /// ECMP hash function of each node.
@@ -151,7 +157,17 @@ pub struct Sim<'a> {
 impl<'a> Sim<'a> {
     /// Build the fabric for `variant`. The scenario was validated, so layouts succeed.
     pub fn new(scenario: &Scenario, variant: &'a Variant) -> Self {
-        let net = Network::build(&scenario.topology);
+        let mut net = Network::build(&scenario.topology);
+        // A switch's pipeline latency delays every frame it receives: fold it into the cables
+        // that lead into switches.
+        if variant.switch.latency > Duration::ZERO {
+            for p in 0..net.ports.len() {
+                let far = net.port_node[net.peer[p].idx()];
+                if matches!(net.roles[far.idx()], crate::network::Role::Switch(_)) {
+                    net.links[p].delay += variant.switch.latency;
+                }
+            }
+        }
         let streams = RngStreams::new(scenario.seed);
         let hashers = (0..net.names.len())
             .map(|n| crate::routing::EcmpHash::new(streams.key("ecmp-salt", n as u64)))
@@ -253,6 +269,9 @@ impl<'a> Sim<'a> {
                 queue.push(f.spec.start, Event::FlowStart(FlowId(i as u32)));
             }
         }
+        for (i, f) in scenario.faults.iter().enumerate() {
+            queue.push(f.at, Event::Fault(i as u32));
+        }
         Sim {
             variant,
             nics: nics.collect(),
@@ -267,6 +286,7 @@ impl<'a> Sim<'a> {
             pacers: vec![uet::Pacer::default(); scenario.topology.hosts.len()],
             flowlets,
             dependents,
+            faults: scenario.faults.clone(),
             hashers,
             wred_rng: streams.stream("wred", 0),
             loss_rng: streams.stream("link-loss", 0),
@@ -314,6 +334,8 @@ impl<'a> Sim<'a> {
                 Event::CcTimer(f) => self.on_cc_timer(f),
                 Event::RxDone(p) => self.on_rx_done(p),
                 Event::CreditTick(h) => self.on_credit_tick(h),
+                Event::Fault(i) => self.on_fault(i as usize),
+                Event::Reroute => self.net.reroute(),
             }
             if self.totals.events & 0xf_ffff == 0 {
                 progress(self.now);

@@ -31,15 +31,18 @@ pub enum DropReason {
     LinkError,
     /// A NIC's receive buffer overflowed (the host drains slower than the link delivers).
     NicRxFull,
+    /// Sent onto, or caught on, a cable that had failed.
+    LinkDown,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 5] = [
+    pub const ALL: [DropReason; 6] = [
         DropReason::LossyBufferFull,
         DropReason::HeadroomExceeded,
         DropReason::NoRoute,
         DropReason::LinkError,
         DropReason::NicRxFull,
+        DropReason::LinkDown,
     ];
 
     pub fn name(self) -> &'static str {
@@ -49,6 +52,7 @@ impl DropReason {
             DropReason::NoRoute => "no_route",
             DropReason::LinkError => "link_error",
             DropReason::NicRxFull => "nic_rx_full",
+            DropReason::LinkDown => "link_down",
         }
     }
 }

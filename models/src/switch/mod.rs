@@ -17,7 +17,7 @@ use serde::Deserialize;
 use sim_core::Bytes;
 
 /// `[switch]`.
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchConfig {
     /// Buffer architecture profile.
@@ -53,6 +53,18 @@ pub struct SwitchConfig {
     /// How a switch picks among equal-cost next hops.
     #[serde(default)]
     pub routing: Routing,
+    /// Pipeline latency of a switch (store-and-forward forwarding delay), added to every
+    /// frame it receives.
+    #[serde(default)]
+    pub latency: sim_core::Duration,
+    /// Time for routing to converge after a cable fails or is repaired.
+    #[serde(default = "default_failover")]
+    pub failover: sim_core::Duration,
+}
+
+/// 100 us: an ASIC's fast ECMP failover rather than a routing protocol's seconds.
+fn default_failover() -> sim_core::Duration {
+    sim_core::Duration::from_us(100)
 }
 
 /// `[switch.routing]`.
@@ -71,6 +83,26 @@ pub enum Routing {
         #[serde(default)]
         flowlet_gap: Option<sim_core::Duration>,
     },
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            asic: Asic::default(),
+            buffer: None,
+            cell: None,
+            slices: None,
+            pg_alpha: None,
+            queue_alpha: None,
+            pg_min: Bytes(0),
+            queue_min: Bytes(0),
+            ecn: None,
+            trim: None,
+            routing: Routing::default(),
+            latency: sim_core::Duration::ZERO,
+            failover: default_failover(),
+        }
+    }
 }
 
 fn alpha(log2: i8) -> f64 {
