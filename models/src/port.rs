@@ -227,6 +227,7 @@ mod tests {
         assert!(port.is_busy());
         assert_eq!(port.occupancy(), 4158);
         let p = port.end_tx();
+        port.count_tx(&p);
         assert_eq!(
             (p.seq, port.counters.tx_packets, port.counters.tx_bytes),
             (0, 1, 4158)
