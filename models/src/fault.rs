@@ -134,6 +134,7 @@ mod tests {
             delay: Some(Duration::from_ns(10)),
             cable: None,
             loss: 0.0,
+            ber: 0.0,
         };
         TopologyConfig::Star {
             hosts: 2,

@@ -25,16 +25,29 @@ pub struct Link {
     pub delay: Duration,
     /// Probability that a frame is corrupted on the way (discarded by the receiver's FCS check).
     pub loss: f64,
+    /// Bit error rate: a frame of b bits is lost with probability 1-(1-ber)^b.
+    pub ber: f64,
     flight: VecDeque<(Time, Packet)>,
 }
 
 impl Link {
-    pub fn new(delay: Duration, loss: f64) -> Self {
+    pub fn new(delay: Duration, loss: f64, ber: f64) -> Self {
         Link {
             delay,
             loss,
+            ber,
             flight: VecDeque::new(),
         }
+    }
+
+    /// Probability that a frame of `frame` bytes is lost on this cable.
+    #[inline]
+    pub fn loss_of(&self, frame: u16) -> f64 {
+        if self.ber == 0.0 {
+            return self.loss;
+        }
+        let bit_loss = -(frame as f64 * 8.0 * (-self.ber).ln_1p()).exp_m1();
+        1.0 - (1.0 - self.loss) * (1.0 - bit_loss)
     }
 
     /// The last bit of `p` left the sender at `now`. Returns the arrival time when the link
@@ -79,13 +92,21 @@ mod tests {
     }
 
     #[test]
+    fn bit_errors_lose_longer_frames_more_often() {
+        let l = Link::new(Duration::ZERO, 0.0, 1e-9);
+        // 1 - (1 - 1e-9)^(4178 * 8) ~= 3.34e-5.
+        assert!((l.loss_of(4178) - 3.3424e-5).abs() < 1e-8, "{}", l.loss_of(4178));
+        assert!(l.loss_of(64) < l.loss_of(4178));
+    }
+
+    #[test]
     fn three_metre_dac_is_15ns() {
         assert_eq!(cable_delay(Length::parse("3m").unwrap()), Duration::from_ns(15));
     }
 
     #[test]
     fn idle_link_asks_for_one_event_busy_link_for_none() {
-        let mut l = Link::new(Duration::from_ns(100), 0.0);
+        let mut l = Link::new(Duration::from_ns(100), 0.0, 0.0);
         assert_eq!(l.send(Time(0), pkt(0)), Some(Time(100_000)));
         assert_eq!(l.send(Time(5), pkt(1)), None);
         assert_eq!(l.arrive(Time(99_999)), None, "not yet: a stale event");

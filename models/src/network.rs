@@ -61,7 +61,7 @@ impl Network {
             fill[l.b.idx()] += 1;
             for (p, q, node) in [(pa, pb, l.a), (pb, pa, l.b)] {
                 ports[p as usize] = Some(Port::new(l.rate));
-                links[p as usize] = Link::new(l.delay, l.loss);
+                links[p as usize] = Link::new(l.delay, l.loss, l.ber);
                 port_node[p as usize] = node;
                 peer[p as usize] = PortId(q);
             }
@@ -166,6 +166,7 @@ mod tests {
             delay: Some(Duration::from_ns(100)),
             cable: None,
             loss: 0.0,
+            ber: 0.0,
         }
     }
 

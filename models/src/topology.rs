@@ -30,11 +30,20 @@ pub struct LinkConfig {
     /// Probability that a frame is corrupted on this cable (each direction), e.g. 1e-4.
     #[serde(default)]
     pub loss: f64,
+    /// Bit error rate after FEC: a frame of b bits is lost with probability 1-(1-ber)^b.
+    #[serde(default)]
+    pub ber: f64,
 }
 
 impl LinkConfig {
     /// The propagation delay, from `delay` or `cable`.
     pub fn delay(&self, key: &str) -> Result<Duration, FieldError> {
+        if !(0.0..1e-3).contains(&self.ber) {
+            return Err(FieldError::new(
+                format!("{key}.ber"),
+                format!("must be in [0, 1e-3), got {}", self.ber),
+            ));
+        }
         if !(0.0..1.0).contains(&self.loss) {
             return Err(FieldError::new(
                 format!("{key}.loss"),
@@ -114,6 +123,7 @@ pub struct LinkSpec {
     pub rate: BitRate,
     pub delay: Duration,
     pub loss: f64,
+    pub ber: f64,
 }
 
 /// The expanded graph.
@@ -147,6 +157,7 @@ impl Topology {
             rate: l.rate,
             delay,
             loss: l.loss,
+            ber: l.ber,
         });
     }
 
@@ -336,6 +347,7 @@ mod tests {
             delay: Some(Duration::from_ns(100)),
             cable: None,
             loss: 0.0,
+            ber: 0.0,
         }
     }
 
@@ -392,6 +404,7 @@ mod tests {
             delay: Some(Duration(1)),
             cable: Some(Length(1)),
             loss: 0.0,
+            ber: 0.0,
         };
         assert!(both.delay("x").unwrap_err().message.contains("not both"));
         let none = LinkConfig {
@@ -399,6 +412,7 @@ mod tests {
             delay: None,
             cable: None,
             loss: 0.0,
+            ber: 0.0,
         };
         assert!(none.delay("x").unwrap_err().message.contains("cable"));
     }

@@ -173,7 +173,7 @@ impl Sim<'_> {
         }
         self.totals.packet_hops += 1;
         let q = self.net.peer[p.idx()];
-        let loss = self.net.links[p.idx()].loss;
+        let loss = self.net.links[p.idx()].loss_of(pkt.frame);
         if loss > 0.0 && self.loss_rng.random_bool(loss) {
             self.net.ports[q.idx()].counters.drops_link_error += 1;
             self.drop(pkt, DropReason::LinkError);

@@ -526,6 +526,7 @@ mod tests {
             delay: Some(Duration::from_ns(10)),
             cable: None,
             loss: 0.0,
+            ber: 0.0,
         };
         TopologyConfig::Star {
             hosts: n,
@@ -616,6 +617,7 @@ mod generator_tests {
             delay: Some(Duration::from_ns(10)),
             cable: None,
             loss: 0.0,
+            ber: 0.0,
         };
         TopologyConfig::Star {
             hosts: n,
