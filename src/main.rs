@@ -3,7 +3,9 @@
 //! `main -> run() -> Result<ExitCode>`: a bad scenario prints its cause and exits 2; an
 //! invariant violation exits 3; anything else that goes wrong exits 1. Never a panic on input.
 
+mod compare;
 mod output;
+mod plots;
 mod run;
 
 use clap::{Parser, Subcommand};
@@ -21,6 +23,8 @@ struct Cli {
 enum Command {
     /// Run every variant of a scenario and write results.
     Run(run::RunArgs),
+    /// Compare earlier runs: compare.png and report.md across their variants.
+    Compare(compare::CompareArgs),
 }
 
 /// Exit codes.
@@ -33,6 +37,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(&args),
+        Command::Compare(args) => compare::run(&args),
     };
     match result {
         Ok(code) => code,

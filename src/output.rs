@@ -27,16 +27,67 @@ pub fn peak_rss_mb() -> Option<f64> {
     Some(kb / 1024.0)
 }
 
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_extension("tmp");
     fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
     fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+}
+
+/// What a variant's run recorded over time, with readable port names.
+pub struct Telemetry {
+    pub sampler: models::telemetry::Sampler,
+    pub log: models::telemetry::EventLog,
+    /// `node port` for every port the sampler or the log mentions.
+    pub labels: std::collections::HashMap<u32, (String, String)>,
+}
+
+impl Telemetry {
+    pub fn take(sim: &mut models::Sim) -> Telemetry {
+        let cfg = models::telemetry::TelemetryConfig {
+            sample_interval: sim_core::Duration(1),
+            max_samples: 4,
+            event_log: 0,
+        };
+        let sampler = std::mem::replace(
+            &mut sim.sampler,
+            models::telemetry::Sampler::new(&cfg, Vec::new()),
+        );
+        let log = std::mem::take(&mut sim.log);
+        let net = &sim.net;
+        let label = |p: u32| {
+            if p == u32::MAX {
+                ("-".to_string(), "-".to_string())
+            } else {
+                let id = models::ids::PortId(p);
+                (
+                    net.names[net.port_node[id.idx()].idx()].clone(),
+                    net.port_name(id),
+                )
+            }
+        };
+        let labels = sampler
+            .ports
+            .iter()
+            .map(|p| p.0)
+            .chain(log.rows.iter().map(|r| r.port.0))
+            .map(|p| (p, label(p)))
+            .collect();
+        Telemetry { sampler, log, labels }
+    }
+
+    pub fn label(&self, p: u32) -> String {
+        self.labels
+            .get(&p)
+            .map(|(n, q)| format!("{n} {q}"))
+            .unwrap_or_default()
+    }
 }
 
 pub fn write_results(
     dir: &Path,
     scenario: &Scenario,
     reports: &[VariantReport],
+    telemetry: &[Telemetry],
     argv: &[String],
 ) -> Result<()> {
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -50,10 +101,31 @@ pub fn write_results(
         peak_rss_mb: peak_rss_mb(),
         variants: reports.iter().map(|r| &r.summary).collect(),
     };
+    let summary_json = serde_json::to_value(&summary)?;
     write_atomic(
         &dir.join("summary.json"),
-        serde_json::to_string_pretty(&summary)?.as_bytes(),
+        serde_json::to_string_pretty(&summary_json)?.as_bytes(),
     )?;
+    write_timeseries(dir, reports, telemetry)?;
+    write_events(dir, reports, telemetry)?;
+    let title = format!("{} (seed {})", scenario.name, scenario.seed);
+    let labels: Vec<Box<dyn Fn(u32) -> String + '_>> = telemetry
+        .iter()
+        .map(|t| Box::new(move |p| t.label(p)) as Box<dyn Fn(u32) -> String>)
+        .collect();
+    let data: Vec<crate::plots::VariantData> = reports
+        .iter()
+        .zip(telemetry)
+        .zip(&labels)
+        .map(|((report, t), label)| crate::plots::VariantData {
+            report,
+            sampler: &t.sampler,
+            log: &t.log,
+            port_label: label.as_ref(),
+        })
+        .collect();
+    crate::plots::all(dir, &title, &data)?;
+    crate::compare::write(dir, &title, &crate::compare::rows(&summary_json, None)?)?;
 
     let mut flows = csv::Writer::from_writer(Vec::new());
     flows.write_record([
@@ -104,6 +176,88 @@ pub fn write_results(
     }
     write_atomic(&dir.join("counters.csv"), &counters.into_inner()?)?;
     Ok(())
+}
+
+/// `timeseries.csv`: `variant,time_ns,series,key,value` (long format: one row per value).
+fn write_timeseries(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetry]) -> Result<()> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(["variant", "time_ns", "series", "key", "value"])?;
+    for (r, t) in reports.iter().zip(telemetry) {
+        let s = &t.sampler;
+        for (i, time) in s.times.iter().enumerate() {
+            let ns = format!("{:.3}", time.as_ns_f64());
+            let v = &s.totals[i];
+            for (series, value) in [
+                ("delivered_bytes", v.delivered_bytes),
+                ("ecn_marked", v.ecn_marked),
+                ("cnps", v.cnps),
+                ("pfc_frames", v.pfc_frames),
+                ("trimmed", v.trimmed),
+                ("drops", v.drops),
+            ] {
+                w.write_record([r.summary.name.as_str(), &ns, series, "fabric", &value.to_string()])?;
+            }
+            for (k, p) in s.ports.iter().enumerate() {
+                let q = s.queues[k][i];
+                if q > 0 {
+                    w.write_record([
+                        r.summary.name.as_str(),
+                        &ns,
+                        "queue_bytes",
+                        &t.label(p.0),
+                        &q.to_string(),
+                    ])?;
+                }
+            }
+        }
+    }
+    write_atomic(&dir.join("timeseries.csv"), &w.into_inner()?)
+}
+
+/// `events.csv`: `variant,time_ns,node,port,prio,flow,event,reason`, and a last row per
+/// variant counting the events the log had no room for.
+fn write_events(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetry]) -> Result<()> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "variant", "time_ns", "node", "port", "prio", "flow", "event", "reason",
+    ])?;
+    for (r, t) in reports.iter().zip(telemetry) {
+        for e in &t.log.rows {
+            let (node, port) = t
+                .labels
+                .get(&e.port.0)
+                .cloned()
+                .unwrap_or(("-".into(), "-".into()));
+            let flow = if e.flow == u32::MAX {
+                String::new()
+            } else {
+                e.flow.to_string()
+            };
+            w.write_record([
+                r.summary.name.as_str(),
+                &format!("{:.3}", e.time.as_ns_f64()),
+                &node,
+                &port,
+                &e.prio.to_string(),
+                &flow,
+                e.event,
+                e.reason,
+            ])?;
+        }
+        if t.log.cut > 0 {
+            w.write_record([
+                r.summary.name.as_str(),
+                "",
+                "",
+                "",
+                "",
+                "",
+                "log_full",
+                &format!("{} more events not logged (raise run.event_log)", t.log.cut),
+            ])?;
+        }
+    }
+    write_atomic(&dir.join("events.csv"), &w.into_inner()?)
 }
 
 fn human_ns(ns: f64) -> String {

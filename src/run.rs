@@ -39,6 +39,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(&scenario.name));
     let mut reports = Vec::new();
+    let mut telemetry = Vec::new();
     for variant in &scenario.variants {
         let bar = progress(args.quiet, &variant.name);
         let t0 = Instant::now();
@@ -50,9 +51,16 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         let wall = t0.elapsed().as_secs_f64();
         bar.finish_and_clear();
         reports.push(VariantReport::new(&sim, wall));
+        telemetry.push(output::Telemetry::take(&mut sim));
     }
     output::print_table(&scenario, &reports);
-    output::write_results(&out, &scenario, &reports, &std::env::args().collect::<Vec<_>>())?;
+    output::write_results(
+        &out,
+        &scenario,
+        &reports,
+        &telemetry,
+        &std::env::args().collect::<Vec<_>>(),
+    )?;
     println!("results: {}", out.display());
     let broken: Vec<String> = reports
         .iter()

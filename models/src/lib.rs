@@ -41,6 +41,7 @@ pub mod routing;
 pub mod scenario;
 pub mod sim;
 pub mod switch;
+pub mod telemetry;
 pub mod topology;
 pub mod workload;
 

@@ -252,9 +252,9 @@ impl EcmpHash {
             if let Some(p) = (rank..cols.len()).find(|&k| cols[k] >> bit & 1 == 1) {
                 cols.swap(rank, p);
                 let pivot = cols[rank];
-                for k in 0..cols.len() {
-                    if k != rank && cols[k] >> bit & 1 == 1 {
-                        cols[k] ^= pivot;
+                for (k, c) in cols.iter_mut().enumerate() {
+                    if k != rank && *c >> bit & 1 == 1 {
+                        *c ^= pivot;
                     }
                 }
                 rank += 1;

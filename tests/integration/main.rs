@@ -7,6 +7,7 @@ mod closed_form;
 mod common;
 mod faults;
 mod queueing;
+mod results;
 mod roce;
 mod uec;
 mod workloads;

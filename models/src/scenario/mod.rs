@@ -26,7 +26,7 @@ use std::path::Path;
 use toml::{Table, Value};
 
 /// Bounds on a run. A run stopped by one is reported as incomplete, with the reason.
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunLimits {
     /// Stop at this simulated time.
@@ -35,6 +35,47 @@ pub struct RunLimits {
     /// Stop after this many events.
     #[serde(default)]
     pub max_events: Option<u64>,
+    /// Time series sampling interval (default 5 us; doubles as needed to stay in max_samples).
+    #[serde(default = "default_interval")]
+    pub sample_interval: Duration,
+    /// Samples kept per series (default 1000).
+    #[serde(default = "default_samples")]
+    pub max_samples: usize,
+    /// Rows kept in events.csv (default 100000); the rest are counted.
+    #[serde(default = "default_log")]
+    pub event_log: usize,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        RunLimits {
+            max_time: None,
+            max_events: None,
+            sample_interval: default_interval(),
+            max_samples: default_samples(),
+            event_log: default_log(),
+        }
+    }
+}
+
+impl RunLimits {
+    pub fn telemetry(&self) -> crate::telemetry::TelemetryConfig {
+        crate::telemetry::TelemetryConfig {
+            sample_interval: self.sample_interval,
+            max_samples: self.max_samples,
+            event_log: self.event_log,
+        }
+    }
+}
+
+fn default_interval() -> Duration {
+    Duration::from_us(5)
+}
+fn default_samples() -> usize {
+    1000
+}
+fn default_log() -> usize {
+    100_000
 }
 
 /// The file as written (after overrides and variant merging).
@@ -420,6 +461,12 @@ impl Ctx<'_> {
         let max_frame = f.nic.max_frame();
         crate::switch::build_buffers(topo, &f.switch, &f.pfc, max_frame).map_err(|e| self.field(e, index))?;
         crate::nic::rx::build(topo, &f.nic, &f.pfc, max_frame).map_err(|e| self.field(e, index))?;
+        if f.run.sample_interval == Duration::ZERO {
+            return Err(self.field(
+                FieldError::new(key("run.sample_interval"), "must be greater than zero"),
+                None,
+            ));
+        }
         if f.run.max_time == Some(Duration::ZERO) {
             return Err(self.field(
                 FieldError::new(key("run.max_time"), "must be greater than zero"),

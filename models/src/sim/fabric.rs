@@ -123,7 +123,7 @@ impl Sim<'_> {
             self.release(p, &pkt);
         }
         if !self.net.port_up[p.idx()] {
-            self.drop(pkt, DropReason::LinkDown);
+            self.drop(pkt, DropReason::LinkDown, p);
         } else {
             self.net.ports[p.idx()].count_tx(&pkt);
             if let Some(at) = self.net.links[p.idx()].send(self.now, pkt) {
@@ -149,7 +149,7 @@ impl Sim<'_> {
                 if !up {
                     for end in [p, q] {
                         for pkt in self.net.links[end.idx()].cut() {
-                            self.drop(pkt, DropReason::LinkDown);
+                            self.drop(pkt, DropReason::LinkDown, end);
                         }
                     }
                 }
@@ -176,7 +176,7 @@ impl Sim<'_> {
         let loss = self.net.links[p.idx()].loss_of(pkt.frame);
         if loss > 0.0 && self.loss_rng.random_bool(loss) {
             self.net.ports[q.idx()].counters.drops_link_error += 1;
-            self.drop(pkt, DropReason::LinkError);
+            self.drop(pkt, DropReason::LinkError, q);
             return;
         }
         if pkt.kind == Kind::Pause {
@@ -199,7 +199,7 @@ impl Sim<'_> {
     /// A switchless ring: a host relays a packet that is not its own.
     fn forward_at_host(&mut self, node: NodeId, pkt: Packet) {
         let Some(out) = self.egress(node, pkt.flow, pkt.dst, pkt.entropy) else {
-            self.drop(pkt, DropReason::NoRoute);
+            self.drop(pkt, DropReason::NoRoute, PortId(u32::MAX));
             return;
         };
         self.net.ports[out.idx()].enqueue(pkt);
@@ -212,7 +212,7 @@ impl Sim<'_> {
             unreachable!()
         };
         let Some(out) = self.route(node, s, &pkt) else {
-            self.drop(pkt, DropReason::NoRoute);
+            self.drop(pkt, DropReason::NoRoute, in_port);
             return;
         };
         let base = self.net.node_ports[node.idx()].start;
@@ -233,6 +233,7 @@ impl Sim<'_> {
                 self.net.ports[out.idx()].counters.trimmed += 1;
                 self.totals.trimmed += 1;
                 self.totals.trimmed_bytes += before.saturating_sub(pkt.frame) as u64;
+                self.log(out, &pkt, "trim", "queue over the trim threshold or full");
             }
         }
         let charge = match admitted {
@@ -251,7 +252,12 @@ impl Sim<'_> {
                     }
                     _ => self.net.ports[out.idx()].counters.drops_lossy += 1,
                 }
-                self.drop(pkt, reason);
+                let at = if reason == DropReason::HeadroomExceeded {
+                    in_port
+                } else {
+                    out
+                };
+                self.drop(pkt, reason, at);
                 return;
             }
         }
@@ -285,6 +291,14 @@ impl Sim<'_> {
 
     /// Enter XOFF on ingress `port` for `prio`: pause the peer and keep refreshing.
     pub(super) fn xoff(&mut self, port: PortId, prio: u8) {
+        self.log.push(crate::telemetry::LogRow {
+            time: self.now,
+            port,
+            prio,
+            flow: u32::MAX,
+            event: "xoff",
+            reason: "ingress buffer over its XOFF threshold",
+        });
         self.net.ports[port.idx()].xoff.enter(self.now, prio);
         self.send_pfc(port, prio, self.variant.pfc.quanta);
         let p = &mut self.net.ports[port.idx()];
@@ -296,6 +310,14 @@ impl Sim<'_> {
     }
 
     pub(super) fn xon(&mut self, port: PortId, prio: u8) {
+        self.log.push(crate::telemetry::LogRow {
+            time: self.now,
+            port,
+            prio,
+            flow: u32::MAX,
+            event: "xon",
+            reason: "ingress buffer drained below XON",
+        });
         self.net.ports[port.idx()]
             .xoff
             .leave(self.now, prio, self.variant.pfc.watchdog);

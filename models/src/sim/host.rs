@@ -155,7 +155,7 @@ impl Sim<'_> {
             if lossless {
                 self.totals.lossless_drops_adequate += 1;
             }
-            return self.drop(pkt, crate::switch::mmu::DropReason::NicRxFull);
+            return self.drop(pkt, crate::switch::mmu::DropReason::NicRxFull, q);
         }
         rx.drain.enqueue(pkt);
         let xoff = lossless && rx.occupancy() >= rx.xoff_at;
@@ -231,6 +231,7 @@ impl Sim<'_> {
             if let Some(params) = &self.dcqcn[h.idx()] {
                 if q.np.on_ce(params, now) {
                     flow.cnps_sent += 1;
+                    self.totals.cnps += 1;
                     c.np_cnp_sent += 1;
                     let mut p =
                         Packet::control(Kind::Cnp, pkt.flow, src, 0, roce_cnp_frame(), params.cnp_prio);
@@ -242,6 +243,7 @@ impl Sim<'_> {
         let (response, accepted) = q.receive(pkt.seq, pkt.is_last(), packets, ack_every);
         if accepted {
             flow.received_bytes += pkt.payload as u64;
+            self.totals.delivered_payload += pkt.payload as u64;
             if q.expected == packets {
                 flow.finish = Some(now);
                 done = true;

@@ -53,6 +53,8 @@ pub enum Event {
     CreditTick(crate::ids::HostId),
     /// Fault number `n` (an index into the scenario's resolved faults) happens.
     Fault(u32),
+    /// Take a time-series sample.
+    Sample,
     /// Routing converges on the cables that work now.
     Reroute,
 }
@@ -93,6 +95,10 @@ pub struct Totals {
     pub pfc_frames: u64,
     /// Data frames marked CE.
     pub ecn_marked: u64,
+    /// Payload bytes delivered to applications (new data only).
+    pub delivered_payload: u64,
+    /// CNPs sent.
+    pub cnps: u64,
     /// Data frames trimmed to their headers, and the bytes cut off them.
     pub trimmed: u64,
     pub trimmed_bytes: u64,
@@ -137,8 +143,14 @@ pub struct Sim<'a> {
     pacers: Vec<uet::Pacer>,
     /// Flows waiting on each flow's completion.
     dependents: Vec<Vec<u32>>,
+    /// Flows that have delivered their last byte.
+    finished: usize,
     /// The scenario's faults, in time order.
     faults: Vec<crate::fault::FaultAction>,
+    /// Time series, sampled.
+    pub sampler: crate::telemetry::Sampler,
+    /// Drops, trims and pause transitions.
+    pub log: crate::telemetry::EventLog,
     /// Flowlet tables per switch (adaptive routing with a flowlet gap): (port, last seen).
     flowlets: Vec<Vec<(u32, Time)>>,
     /// ECMP hash function of each node.
@@ -272,6 +284,18 @@ impl<'a> Sim<'a> {
         for (i, f) in scenario.faults.iter().enumerate() {
             queue.push(f.at, Event::Fault(i as u32));
         }
+        let telemetry = variant.limits.telemetry();
+        queue.push(Time::ZERO, Event::Sample);
+        let sampled: Vec<PortId> = (0..net.ports.len() as u32)
+            .map(PortId)
+            .filter(|p| {
+                matches!(
+                    net.roles[net.port_node[p.idx()].idx()],
+                    crate::network::Role::Switch(_)
+                )
+            })
+            .take(crate::telemetry::MAX_SAMPLED_PORTS)
+            .collect();
         Sim {
             variant,
             nics: nics.collect(),
@@ -286,7 +310,10 @@ impl<'a> Sim<'a> {
             pacers: vec![uet::Pacer::default(); scenario.topology.hosts.len()],
             flowlets,
             dependents,
+            finished: 0,
             faults: scenario.faults.clone(),
+            sampler: crate::telemetry::Sampler::new(&telemetry, sampled),
+            log: crate::telemetry::EventLog::new(telemetry.event_log),
             hashers,
             wred_rng: streams.stream("wred", 0),
             loss_rng: streams.stream("link-loss", 0),
@@ -318,6 +345,16 @@ impl<'a> Sim<'a> {
                 self.stopped = Some(StopReason::MaxEvents(max_events));
                 break;
             }
+            // Once every flow has finished, only the packets still moving matter: idle timers
+            // (retransmission, rate increase, samples, refreshes) would only stretch the run.
+            if self.finished == self.flows.len()
+                && !matches!(
+                    ev,
+                    Event::TxDone(_) | Event::Arrive(_) | Event::Resume(_) | Event::RxDone(_)
+                )
+            {
+                continue;
+            }
             if t < self.now {
                 self.totals.causality_violations += 1;
             }
@@ -336,6 +373,7 @@ impl<'a> Sim<'a> {
                 Event::CreditTick(h) => self.on_credit_tick(h),
                 Event::Fault(i) => self.on_fault(i as usize),
                 Event::Reroute => self.net.reroute(),
+                Event::Sample => self.on_sample(),
             }
             if self.totals.events & 0xf_ffff == 0 {
                 progress(self.now);
@@ -360,6 +398,7 @@ impl<'a> Sim<'a> {
 
     /// Flow `f` has delivered its last byte: start the flows that waited for it.
     fn completed(&mut self, f: FlowId) {
+        self.finished += 1;
         let now = self.now;
         for i in 0..self.dependents[f.idx()].len() {
             let d = self.dependents[f.idx()][i] as usize;
@@ -374,8 +413,48 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Account a packet leaving the fabric unseen.
-    fn drop(&mut self, pkt: Packet, reason: DropReason) {
+    /// Record a time-series sample; keep sampling while anything else is pending.
+    fn on_sample(&mut self) {
+        let t = &self.totals;
+        let totals = crate::telemetry::Totals {
+            delivered_bytes: t.delivered_payload,
+            ecn_marked: t.ecn_marked,
+            cnps: t.cnps,
+            pfc_frames: t.pfc_frames,
+            trimmed: t.trimmed,
+            drops: t.dropped_packets,
+        };
+        let ports = &self.net.ports;
+        self.sampler
+            .record(self.now, totals, |p| ports[p.idx()].occupancy());
+        // Sample while flows are unfinished (not while only idle timers remain).
+        if self.finished < self.flows.len() && !self.queue.is_empty() {
+            let at = self.now + self.sampler.interval;
+            self.queue.push(at, Event::Sample);
+        }
+    }
+
+    /// Log an event at port `at` (PortId(u32::MAX) when none).
+    #[inline]
+    fn log(&mut self, at: PortId, pkt: &Packet, event: &'static str, reason: &'static str) {
+        let flow = if pkt.kind == crate::packet::Kind::Pause {
+            u32::MAX
+        } else {
+            pkt.flow.0
+        };
+        self.log.push(crate::telemetry::LogRow {
+            time: self.now,
+            port: at,
+            prio: pkt.prio,
+            flow,
+            event,
+            reason,
+        });
+    }
+
+    /// Account a packet leaving the fabric unseen, lost at port `at`.
+    fn drop(&mut self, pkt: Packet, reason: DropReason, at: PortId) {
+        self.log(at, &pkt, "drop", reason.name());
         self.totals.dropped_packets += 1;
         self.totals.dropped_bytes += pkt.frame as u64;
         self.totals.drops_by_reason[reason as usize] += 1;

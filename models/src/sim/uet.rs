@@ -67,6 +67,7 @@ impl Sim<'_> {
             let (new, sack) = u.pdc.receive(pkt.seq, pkt.payload as u32, urgent, ack_bytes);
             if new {
                 flow.received_bytes += pkt.payload as u64;
+                self.totals.delivered_payload += pkt.payload as u64;
                 if u.pdc.all_received() {
                     flow.finish = Some(now);
                     done = true;

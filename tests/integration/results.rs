@@ -1,0 +1,181 @@
+//! The results people look at: PNGs that decode and are not blank, stable CSV headers, a
+//! report whose numbers are the summary's, and `sim compare` across runs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const SCENARIO: &str = r#"# an incast, two ways
+name = "plots"
+[topology]
+kind = "star"
+hosts = 9
+host_link = { rate = "100Gbps", cable = "3m" }
+[switch]
+buffer = "1MB"
+[pfc]
+priorities = [3]
+[[workload]]
+kind = "incast"
+size = "512KB"
+[[variant]]
+name = "pfc"
+[[variant]]
+name = "pfc-dcqcn"
+switch.ecn = { kmin = "10KB", kmax = "100KB", pmax = 0.2 }
+nic.cc = { kind = "dcqcn", preset = "connectx" }
+"#;
+
+fn run_into(name: &str, seed: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sim-results-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("plots.toml");
+    std::fs::write(&file, SCENARIO).unwrap();
+    let out = dir.join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--seed",
+            seed,
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+/// Decode a PNG: (width, height, RGB bytes).
+fn decode(path: &Path) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
+
+#[test]
+fn every_plot_decodes_at_the_configured_size_and_is_not_blank() {
+    let out = run_into("pngs", "1");
+    for name in [
+        "fct_cdf",
+        "fct_by_size",
+        "throughput",
+        "queues",
+        "pauses",
+        "ecn",
+        "compare",
+    ] {
+        let (w, h, rgb) = decode(&out.join(format!("{name}.png")));
+        assert_eq!((w, h), (1200, 700), "{name}.png size");
+        let pixels = rgb.chunks(3).count();
+        let ink = rgb.chunks(3).filter(|p| p != &[255, 255, 255]).count();
+        let colours: std::collections::HashSet<&[u8]> = rgb.chunks(3).collect();
+        assert!(
+            ink * 100 > pixels,
+            "{name}.png is almost blank ({ink} of {pixels} pixels drawn)"
+        );
+        assert!(colours.len() > 8, "{name}.png has only {} colours", colours.len());
+    }
+}
+
+#[test]
+fn csv_headers_are_stable() {
+    let out = run_into("csv", "1");
+    let first = |f: &str| {
+        std::fs::read_to_string(out.join(f))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        first("flows.csv"),
+        "variant,flow_id,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,status"
+    );
+    assert_eq!(first("counters.csv"), "variant,node,port,counter,value");
+    assert_eq!(first("timeseries.csv"), "variant,time_ns,series,key,value");
+    assert_eq!(
+        first("events.csv"),
+        "variant,time_ns,node,port,prio,flow,event,reason"
+    );
+    let events = std::fs::read_to_string(out.join("events.csv")).unwrap();
+    assert!(
+        events.contains(",xoff,") && events.contains(",xon,"),
+        "the incast's pause transitions are logged"
+    );
+    let series = std::fs::read_to_string(out.join("timeseries.csv")).unwrap();
+    assert!(
+        series.contains(",queue_bytes,sw0 to-h0,"),
+        "the congested queue is sampled"
+    );
+}
+
+/// The report's table rows: variant -> cells.
+fn report_rows(out: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(out.join("report.md"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| variant"))
+        .map(|l| {
+            l.trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_report_numbers_are_the_summary_numbers() {
+    let out = run_into("report", "1");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let rows = report_rows(&out);
+    let variants = summary["variants"].as_array().unwrap();
+    assert_eq!(rows.len(), variants.len());
+    for (row, v) in rows.iter().zip(variants) {
+        assert_eq!(row[0], v["name"].as_str().unwrap());
+        assert_eq!(row[1], format!("{}/{}", v["flows_completed"], v["flows_total"]));
+        let num = |i: usize| row[i].parse::<f64>().unwrap();
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-3 * b.abs().max(1.0);
+        assert!(
+            close(num(2), v["fct_ns"]["p50"].as_f64().unwrap() / 1e3),
+            "FCT p50"
+        );
+        assert!(
+            close(num(3), v["fct_ns"]["p99"].as_f64().unwrap() / 1e3),
+            "FCT p99"
+        );
+        assert!(close(num(7), v["goodput_gbps"].as_f64().unwrap()), "goodput");
+        assert_eq!(num(8) as u64, v["drops"].as_u64().unwrap());
+        assert_eq!(num(10) as u64, v["pfc_pause_frames"].as_u64().unwrap());
+        assert_eq!(num(11) as u64, v["retransmitted_packets"].as_u64().unwrap());
+    }
+}
+
+#[test]
+fn compare_puts_two_runs_side_by_side() {
+    let (a, b) = (run_into("cmp-a", "1"), run_into("cmp-b", "2"));
+    let out = a.parent().unwrap().join("compared");
+    let o = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args([
+            "compare",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(decode(&out.join("compare.png")).0, 1200);
+    let rows = report_rows(&out);
+    assert_eq!(rows.len(), 4, "two variants from each run");
+    assert!(rows.iter().any(|r| r[0] == "out/pfc") && rows.iter().any(|r| r[0] == "out/pfc-dcqcn"));
+}
