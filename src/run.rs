@@ -41,11 +41,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let mut reports = Vec::new();
     let mut telemetry = Vec::new();
     for variant in &scenario.variants {
-        let bar = progress(args.quiet, &variant.name);
+        let bar = progress(args.quiet, &variant.name, variant.limits.max_time);
         let t0 = Instant::now();
         let mut sim = Sim::new(&scenario, variant);
         sim.run_with_progress(|now| {
             bar.set_message(format!("{}: simulated {now}", variant.name));
+            bar.set_position(now.0 / 1_000_000);
             bar.tick();
         });
         let wall = t0.elapsed().as_secs_f64();
@@ -81,15 +82,16 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A spinner on simulated time, drawn only on a terminal.
-fn progress(quiet: bool, name: &str) -> ProgressBar {
-    let target = if quiet {
-        ProgressDrawTarget::hidden()
-    } else {
-        ProgressDrawTarget::stderr()
+/// Progress on simulated time, drawn only on a terminal (and not with --quiet): a bar up to
+/// `run.max_time` when the scenario sets one, a spinner otherwise.
+fn progress(quiet: bool, name: &str, max_time: Option<sim_core::Duration>) -> ProgressBar {
+    let target = if quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
+    let bar = ProgressBar::with_draw_target(max_time.map(|d| d.0 / 1_000_000), target);
+    let style = match max_time {
+        Some(_) => ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} us simulated [{elapsed}]"),
+        None => ProgressStyle::with_template("{spinner} {msg} [{elapsed}]"),
     };
-    let bar = ProgressBar::with_draw_target(None, target);
-    bar.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("static template"));
+    bar.set_style(style.expect("static template"));
     bar.set_message(name.to_string());
     bar
 }
