@@ -7,6 +7,8 @@ mod compare;
 mod output;
 mod plots;
 mod run;
+mod sweep;
+mod sweep_plots;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -25,12 +27,17 @@ enum Command {
     Run(run::RunArgs),
     /// Compare earlier runs: compare.png and report.md across their variants.
     Compare(compare::CompareArgs),
+    /// Sweep scenario keys over values and seeds, in parallel or in shards.
+    Sweep(sweep::SweepArgs),
+    /// Merge the results of sweep shards.
+    Merge(sweep::MergeArgs),
 }
 
 /// Exit codes.
 pub mod exit {
     pub const BAD_INPUT: u8 = 2;
     pub const INVARIANT_VIOLATED: u8 = 3;
+    pub const SWEEP_FAILURES: u8 = 4;
 }
 
 fn main() -> ExitCode {
@@ -38,6 +45,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Compare(args) => compare::run(&args),
+        Command::Sweep(args) => sweep::run(&args),
+        Command::Merge(args) => sweep::merge(&args),
     };
     match result {
         Ok(code) => code,

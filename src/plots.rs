@@ -25,7 +25,7 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(23, 190, 207),
 ];
 
-fn color(i: usize) -> RGBColor {
+pub(crate) fn color(i: usize) -> RGBColor {
     COLORS[i % COLORS.len()]
 }
 
@@ -45,10 +45,10 @@ fn register_font() {
     });
 }
 
-type Area<'a> = DrawingArea<BitMapBackend<'a>, Shift>;
+pub(crate) type Area<'a> = DrawingArea<BitMapBackend<'a>, Shift>;
 
 /// Draw into a fresh white image and write it as PNG.
-fn png(path: &Path, draw: impl FnOnce(&Area) -> Result<()>) -> Result<()> {
+pub(crate) fn png(path: &Path, draw: impl FnOnce(&Area) -> Result<()>) -> Result<()> {
     register_font();
     let mut buf = vec![255u8; (WIDTH * HEIGHT * 3) as usize];
     {
@@ -67,7 +67,7 @@ fn png(path: &Path, draw: impl FnOnce(&Area) -> Result<()>) -> Result<()> {
     crate::output::write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
 }
 
-fn e<T: std::fmt::Debug>(err: T) -> anyhow::Error {
+pub(crate) fn e<T: std::fmt::Debug>(err: T) -> anyhow::Error {
     anyhow!("plotting: {err:?}")
 }
 

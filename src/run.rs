@@ -38,22 +38,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(&scenario.name));
-    let mut reports = Vec::new();
-    let mut telemetry = Vec::new();
-    for variant in &scenario.variants {
-        let bar = progress(args.quiet, &variant.name, variant.limits.max_time);
-        let t0 = Instant::now();
-        let mut sim = Sim::new(&scenario, variant);
-        sim.run_with_progress(|now| {
-            bar.set_message(format!("{}: simulated {now}", variant.name));
-            bar.set_position(now.0 / 1_000_000);
-            bar.tick();
-        });
-        let wall = t0.elapsed().as_secs_f64();
-        bar.finish_and_clear();
-        reports.push(VariantReport::new(&sim, wall));
-        telemetry.push(output::Telemetry::take(&mut sim));
-    }
+    let (reports, telemetry) = simulate(&scenario, args.quiet);
     output::print_table(&scenario, &reports);
     output::write_results(
         &out,
@@ -82,10 +67,35 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Run every variant of `scenario`, with progress on a terminal unless `quiet`.
+pub fn simulate(scenario: &models::Scenario, quiet: bool) -> (Vec<VariantReport>, Vec<output::Telemetry>) {
+    let mut reports = Vec::new();
+    let mut telemetry = Vec::new();
+    for variant in &scenario.variants {
+        let bar = progress(quiet, &variant.name, variant.limits.max_time);
+        let t0 = Instant::now();
+        let mut sim = Sim::new(scenario, variant);
+        sim.run_with_progress(|now| {
+            bar.set_message(format!("{}: simulated {now}", variant.name));
+            bar.set_position(now.0 / 1_000_000);
+            bar.tick();
+        });
+        let wall = t0.elapsed().as_secs_f64();
+        bar.finish_and_clear();
+        reports.push(VariantReport::new(&sim, wall));
+        telemetry.push(output::Telemetry::take(&mut sim));
+    }
+    (reports, telemetry)
+}
+
 /// Progress on simulated time, drawn only on a terminal (and not with --quiet): a bar up to
 /// `run.max_time` when the scenario sets one, a spinner otherwise.
 fn progress(quiet: bool, name: &str, max_time: Option<sim_core::Duration>) -> ProgressBar {
-    let target = if quiet { ProgressDrawTarget::hidden() } else { ProgressDrawTarget::stderr() };
+    let target = if quiet {
+        ProgressDrawTarget::hidden()
+    } else {
+        ProgressDrawTarget::stderr()
+    };
     let bar = ProgressBar::with_draw_target(max_time.map(|d| d.0 / 1_000_000), target);
     let style = match max_time {
         Some(_) => ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} us simulated [{elapsed}]"),

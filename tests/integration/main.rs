@@ -9,5 +9,6 @@ mod faults;
 mod queueing;
 mod results;
 mod roce;
+mod sweep;
 mod uec;
 mod workloads;

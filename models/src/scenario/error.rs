@@ -50,6 +50,14 @@ pub struct ScenarioError {
     pub message: String,
 }
 
+impl ScenarioError {
+    /// The key itself is not in the schema (a typo in the name, not a bad value).
+    pub fn is_unknown_key(&self) -> bool {
+        // serde's wording for `deny_unknown_fields`.
+        self.message.starts_with("unknown field")
+    }
+}
+
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.origin {
