@@ -3,6 +3,7 @@
 //! `main -> run() -> Result<ExitCode>`: a bad scenario prints its cause and exits 2; an
 //! invariant violation exits 3; anything else that goes wrong exits 1. Never a panic on input.
 
+mod captures;
 mod compare;
 mod output;
 mod plots;

@@ -39,6 +39,9 @@ pub struct Telemetry {
     pub log: models::telemetry::EventLog,
     /// `node port` for every port the sampler or the log mentions.
     pub labels: std::collections::HashMap<u32, (String, String)>,
+    /// Mirrored ports' frames, and how to spell them out.
+    pub captures: Vec<models::capture::Capture>,
+    pub frames: models::pcap::FrameContext,
 }
 
 impl Telemetry {
@@ -72,7 +75,13 @@ impl Telemetry {
             .chain(log.rows.iter().map(|r| r.port.0))
             .map(|p| (p, label(p)))
             .collect();
-        Telemetry { sampler, log, labels }
+        let frames = models::pcap::FrameContext {
+            transport: sim.variant.nic.transport,
+            vlan: !sim.variant.pfc.priorities.is_empty(),
+            endpoints: sim.flows.iter().map(|f| (f.spec.src, f.spec.dst)).collect(),
+        };
+        let captures = std::mem::take(&mut sim.captures);
+        Telemetry { sampler, log, labels, captures, frames }
     }
 
     pub fn label(&self, p: u32) -> String {
@@ -108,6 +117,7 @@ pub fn write_results(
     )?;
     write_timeseries(dir, reports, telemetry)?;
     write_events(dir, reports, telemetry)?;
+    crate::captures::write(dir, reports, telemetry)?;
     let title = format!("{} (seed {})", scenario.name, scenario.seed);
     let labels: Vec<Box<dyn Fn(u32) -> String + '_>> = telemetry
         .iter()

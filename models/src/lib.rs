@@ -24,6 +24,7 @@
 //! its flow unfinished, reported with the reason); switch pipeline latency; cut-through
 //! forwarding; link errors.
 
+pub mod capture;
 pub mod cc;
 pub mod ecn;
 pub mod fault;
@@ -34,6 +35,7 @@ pub mod link;
 pub mod network;
 pub mod nic;
 pub mod packet;
+pub mod pcap;
 pub mod pfc;
 pub mod port;
 pub mod report;

@@ -105,6 +105,8 @@ struct ScenarioFile {
     #[serde(default)]
     fault: Vec<crate::fault::FaultConfig>,
     #[serde(default)]
+    capture: Vec<crate::capture::CaptureConfig>,
+    #[serde(default)]
     #[allow(dead_code)] // merged before deserialization; kept so the key is known
     variant: Vec<Table>,
 }
@@ -141,6 +143,8 @@ pub struct Scenario {
     pub flows: Vec<FlowSpec>,
     /// Link faults, in time order.
     pub faults: Vec<crate::fault::FaultAction>,
+    /// Mirrored ports, written as pcap files.
+    pub captures: Vec<crate::capture::CaptureSpec>,
     pub variants: Vec<Variant>,
 }
 
@@ -150,6 +154,7 @@ const SHARED_KEYS: &[&str] = &[
     "workload",
     "flow",
     "fault",
+    "capture",
     "seed",
     "variant",
     "description",
@@ -262,6 +267,7 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
         hash = fnv(hash, s.as_bytes());
     }
     let faults = crate::fault::resolve(&base.fault, &topology).map_err(|e| ctx.field(e, None))?;
+    let captures = crate::capture::resolve(&base.capture, &topology).map_err(|e| ctx.field(e, None))?;
     Ok(Scenario {
         name,
         seed: base.seed,
@@ -269,6 +275,7 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
         topology,
         flows,
         faults,
+        captures,
         variants,
     })
 }

@@ -91,6 +91,7 @@ impl Sim<'_> {
                 Role::Switch(_) => return,
             },
         };
+        self.mirror(p, true, &pkt);
         let d = self.net.ports[p.idx()].begin_tx(pkt);
         self.schedule(self.now + d, Event::TxDone(p));
     }
@@ -179,6 +180,7 @@ impl Sim<'_> {
             self.drop(pkt, DropReason::LinkError, q);
             return;
         }
+        self.mirror(q, false, &pkt);
         if pkt.kind == Kind::Pause {
             self.totals.delivered_packets += 1;
             self.totals.delivered_bytes += pkt.frame as u64;

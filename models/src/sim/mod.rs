@@ -151,6 +151,9 @@ pub struct Sim<'a> {
     pub sampler: crate::telemetry::Sampler,
     /// Drops, trims and pause transitions.
     pub log: crate::telemetry::EventLog,
+    /// Mirrored ports (`[[capture]]`), and which ports have one.
+    pub captures: Vec<crate::capture::Capture>,
+    mirrored: Vec<bool>,
     /// Flowlet tables per switch (adaptive routing with a flowlet gap): (port, last seen).
     flowlets: Vec<Vec<(u32, Time)>>,
     /// ECMP hash function of each node.
@@ -192,7 +195,10 @@ impl<'a> Sim<'a> {
             .iter()
             .enumerate()
             .map(|(i, s)| {
-                let entropy = streams.key("entropy", i as u64) as u16;
+                // The UDP source port carries the entropy; NICs keep it in the dynamic range
+                // 49152-65535 (RFC 6335), so it never looks like a well-known service to a
+                // dissector and 14 bits vary.
+                let entropy = 0xc000 | (streams.key("entropy", i as u64) as u16 & 0x3fff);
                 let proto = if uet {
                     let packets = Flow::packets_for(s.size, mtu);
                     let ev = EvSelector::new(&variant.nic.lb, entropy);
@@ -296,6 +302,20 @@ impl<'a> Sim<'a> {
             })
             .take(crate::telemetry::MAX_SAMPLED_PORTS)
             .collect();
+        let mut mirrored = vec![false; net.ports.len()];
+        let captures: Vec<crate::capture::Capture> = scenario
+            .captures
+            .iter()
+            .map(|c| {
+                let port = match c.peer {
+                    Some(peer) => net.port_between(c.node, peer, c.cable),
+                    None => net.ports_of(c.node).next(),
+                }
+                .expect("capture points are validated against the topology");
+                mirrored[port.idx()] = true;
+                crate::capture::Capture::new(c.clone(), port, net.peer[port.idx()])
+            })
+            .collect();
         Sim {
             variant,
             nics: nics.collect(),
@@ -314,6 +334,8 @@ impl<'a> Sim<'a> {
             faults: scenario.faults.clone(),
             sampler: crate::telemetry::Sampler::new(&telemetry, sampled),
             log: crate::telemetry::EventLog::new(telemetry.event_log),
+            captures,
+            mirrored,
             hashers,
             wred_rng: streams.stream("wred", 0),
             loss_rng: streams.stream("link-loss", 0),
@@ -431,6 +453,17 @@ impl<'a> Sim<'a> {
         if self.finished < self.flows.len() && !self.queue.is_empty() {
             let at = self.now + self.sampler.interval;
             self.queue.push(at, Event::Sample);
+        }
+    }
+
+    /// Copy a frame `p` sent (`tx`) or received to the captures mirroring `p`.
+    #[inline]
+    fn mirror(&mut self, p: PortId, tx: bool, pkt: &Packet) {
+        if self.mirrored[p.idx()] {
+            let now = self.now;
+            for c in self.captures.iter_mut().filter(|c| c.port == p) {
+                c.observe(now, tx, pkt);
+            }
         }
     }
 
