@@ -15,7 +15,8 @@ pub fn write(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetry]) -> 
         for c in &t.captures {
             let path = dir.join(format!("{}-{}.pcap", c.spec.name, r.summary.name));
             let tmp = path.with_extension("pcap.tmp");
-            let mut w = BufWriter::new(File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?);
+            let mut w =
+                BufWriter::new(File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?);
             w.write_all(&models::pcap::file_header(c.spec.snaplen))?;
             for rec in &c.records {
                 models::pcap::encode(&t.frames, &rec.pkt, rec.sender, &mut frame);
@@ -26,7 +27,12 @@ pub fn write(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetry]) -> 
             w.into_inner().map_err(|e| e.into_error())?.sync_all().ok();
             std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
             if c.cut > 0 {
-                eprintln!("{}: kept the first {} frames; {} more matched (raise max_packets)", path.display(), c.records.len(), c.cut);
+                eprintln!(
+                    "{}: kept the first {} frames; {} more matched (raise max_packets)",
+                    path.display(),
+                    c.records.len(),
+                    c.cut
+                );
             }
         }
     }

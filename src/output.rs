@@ -81,7 +81,13 @@ impl Telemetry {
             endpoints: sim.flows.iter().map(|f| (f.spec.src, f.spec.dst)).collect(),
         };
         let captures = std::mem::take(&mut sim.captures);
-        Telemetry { sampler, log, labels, captures, frames }
+        Telemetry {
+            sampler,
+            log,
+            labels,
+            captures,
+            frames,
+        }
     }
 
     pub fn label(&self, p: u32) -> String {

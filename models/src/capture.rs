@@ -103,16 +103,39 @@ pub fn resolve(caps: &[CaptureConfig], t: &Topology) -> Result<Vec<CaptureSpec>,
         let peer = match &c.peer {
             Some(p) => Some(node("peer", p)?),
             None if is_host => None,
-            None => return Err(FieldError::new(key("peer"), format!("{} is a switch: name the neighbour its mirrored port is cabled to", c.node))),
+            None => {
+                return Err(FieldError::new(
+                    key("peer"),
+                    format!(
+                        "{} is a switch: name the neighbour its mirrored port is cabled to",
+                        c.node
+                    ),
+                ));
+            }
         };
-        let cables = |a: NodeId, b: NodeId| t.links.iter().filter(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a)).count();
+        let cables = |a: NodeId, b: NodeId| {
+            t.links
+                .iter()
+                .filter(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a))
+                .count()
+        };
         if let Some(p) = peer {
             let n_cables = cables(n, p);
             if n_cables == 0 {
-                return Err(FieldError::new(key("peer"), format!("no cable joins {} and {}", c.node, t.nodes[p.idx()].name)));
+                return Err(FieldError::new(
+                    key("peer"),
+                    format!("no cable joins {} and {}", c.node, t.nodes[p.idx()].name),
+                ));
             }
             if c.cable >= n_cables {
-                return Err(FieldError::new(key("cable"), format!("{} and {} are joined by {n_cables} cable(s); cable is 0-based", c.node, t.nodes[p.idx()].name)));
+                return Err(FieldError::new(
+                    key("cable"),
+                    format!(
+                        "{} and {} are joined by {n_cables} cable(s); cable is 0-based",
+                        c.node,
+                        t.nodes[p.idx()].name
+                    ),
+                ));
             }
         }
         let start = Time::ZERO + c.start.unwrap_or(Duration::ZERO);
@@ -121,7 +144,10 @@ pub fn resolve(caps: &[CaptureConfig], t: &Topology) -> Result<Vec<CaptureSpec>,
             return Err(FieldError::new(key("stop"), "must be after `start`"));
         }
         if c.snaplen < 64 {
-            return Err(FieldError::new(key("snaplen"), format!("{} is too short for any header; expected at least 64", c.snaplen)));
+            return Err(FieldError::new(
+                key("snaplen"),
+                format!("{} is too short for any header; expected at least 64", c.snaplen),
+            ));
         }
         let kinds = match &c.kinds {
             None => 0xff,
@@ -129,7 +155,12 @@ pub fn resolve(caps: &[CaptureConfig], t: &Topology) -> Result<Vec<CaptureSpec>,
                 let mut m = 0u8;
                 for k in list {
                     let (_, kind) = KINDS.iter().find(|(n, _)| n == k).ok_or_else(|| {
-                        FieldError::new(key("kinds"), format!("unknown kind \"{k}\"; expected some of data, ack, nak, cnp, pause, credit"))
+                        FieldError::new(
+                            key("kinds"),
+                            format!(
+                                "unknown kind \"{k}\"; expected some of data, ack, nak, cnp, pause, credit"
+                            ),
+                        )
                     })?;
                     m |= 1 << *kind as u8;
                 }
@@ -142,10 +173,16 @@ pub fn resolve(caps: &[CaptureConfig], t: &Topology) -> Result<Vec<CaptureSpec>,
             None => c.node.clone(),
         });
         if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
-            return Err(FieldError::new(key("name"), "expected a file name stem without slashes"));
+            return Err(FieldError::new(
+                key("name"),
+                "expected a file name stem without slashes",
+            ));
         }
         if out.iter().any(|o| o.name == name) {
-            return Err(FieldError::new(key("name"), format!("another capture is already named \"{name}\"")));
+            return Err(FieldError::new(
+                key("name"),
+                format!("another capture is already named \"{name}\""),
+            ));
         }
         out.push(CaptureSpec {
             name,
@@ -187,7 +224,13 @@ pub struct Capture {
 
 impl Capture {
     pub fn new(spec: CaptureSpec, port: PortId, peer_port: PortId) -> Capture {
-        Capture { spec, port, peer_port, records: Vec::new(), cut: 0 }
+        Capture {
+            spec,
+            port,
+            peer_port,
+            records: Vec::new(),
+            cut: 0,
+        }
     }
 
     /// The port sent (`tx`) or received a frame at `at`.
@@ -209,6 +252,10 @@ impl Capture {
             return;
         }
         let sender = if tx { self.port.0 } else { self.peer_port.0 };
-        self.records.push(Record { at, sender, pkt: *pkt });
+        self.records.push(Record {
+            at,
+            sender,
+            pkt: *pkt,
+        });
     }
 }

@@ -87,7 +87,11 @@ pub fn encode(ctx: &FrameContext, pkt: &Packet, sender_port: u32, out: &mut Vec<
         out.resize((pkt.frame as usize).saturating_sub(FCS).max(60), 0);
         return;
     }
-    let (s, d) = ctx.endpoints.get(pkt.flow.0 as usize).copied().unwrap_or((HostId(0), pkt.dst));
+    let (s, d) = ctx
+        .endpoints
+        .get(pkt.flow.0 as usize)
+        .copied()
+        .unwrap_or((HostId(0), pkt.dst));
     let forward = pkt.dst == d;
     let (src, dst) = if forward { (s, d) } else { (d, s) };
     out.extend_from_slice(&host_mac(dst));
@@ -114,7 +118,11 @@ pub fn encode(ctx: &FrameContext, pkt: &Packet, sender_port: u32, out: &mut Vec<
     if pkt.kind == Kind::Data {
         body.resize(body.len() + pkt.payload as usize, 0);
     }
-    let dscp = if pkt.kind == Kind::Cnp { pkt.prio << 3 } else { (pkt.prio << 3) | 2 };
+    let dscp = if pkt.kind == Kind::Cnp {
+        pkt.prio << 3
+    } else {
+        (pkt.prio << 3) | 2
+    };
     let ecn = if pkt.has(flags::CE) {
         3
     } else if pkt.has(flags::ECT) {
@@ -125,9 +133,19 @@ pub fn encode(ctx: &FrameContext, pkt: &Packet, sender_port: u32, out: &mut Vec<
     let icrc_len = if port == ROCE_PORT { 4 } else { 0 };
     let udp_len = 8 + body.len() + icrc_len;
     let total = 20 + udp_len;
-    let ip = ipv4(dscp << 2 | ecn, total as u16, pkt.seq as u16, host_ip(src), host_ip(dst));
+    let ip = ipv4(
+        dscp << 2 | ecn,
+        total as u16,
+        pkt.seq as u16,
+        host_ip(src),
+        host_ip(dst),
+    );
     out.extend_from_slice(&ip);
-    let sport = if pkt.entropy != 0 { pkt.entropy } else { 0xc000 | (pkt.flow.0 as u16 & 0x3fff) };
+    let sport = if pkt.entropy != 0 {
+        pkt.entropy
+    } else {
+        0xc000 | (pkt.flow.0 as u16 & 0x3fff)
+    };
     out.extend_from_slice(&sport.to_be_bytes());
     out.extend_from_slice(&port.to_be_bytes());
     out.extend_from_slice(&(udp_len as u16).to_be_bytes());
@@ -161,7 +179,10 @@ fn ipv4(tos: u8, total: u16, id: u16, src: [u8; 4], dst: [u8; 4]) -> [u8; 20] {
 
 /// RFC 1071 ones'-complement sum.
 pub fn internet_checksum(bytes: &[u8]) -> u16 {
-    let mut sum: u32 = bytes.chunks(2).map(|c| u32::from(c[0]) << 8 | u32::from(*c.get(1).unwrap_or(&0))).sum();
+    let mut sum: u32 = bytes
+        .chunks(2)
+        .map(|c| u32::from(c[0]) << 8 | u32::from(*c.get(1).unwrap_or(&0)))
+        .sum();
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
     }
@@ -327,7 +348,11 @@ mod tests {
     use crate::ids::FlowId;
 
     fn ctx(t: Transport, vlan: bool) -> FrameContext {
-        FrameContext { transport: t, vlan, endpoints: vec![(HostId(1), HostId(2))] }
+        FrameContext {
+            transport: t,
+            vlan,
+            endpoints: vec![(HostId(1), HostId(2))],
+        }
     }
 
     #[test]
@@ -340,7 +365,14 @@ mod tests {
     #[test]
     fn frame_lengths_follow_the_model() {
         let mut out = Vec::new();
-        let mut p = Packet::control(Kind::Data, FlowId(0), HostId(2), 5, crate::packet::roce_data_frame(1024), 3);
+        let mut p = Packet::control(
+            Kind::Data,
+            FlowId(0),
+            HostId(2),
+            5,
+            crate::packet::roce_data_frame(1024),
+            3,
+        );
         p.payload = 1024;
         encode(&ctx(Transport::Roce, false), &p, 0, &mut out);
         assert_eq!(out.len(), 1024 + 62 - 4);
@@ -349,8 +381,18 @@ mod tests {
         assert_eq!(u16::from_be_bytes([out[14], out[15]]) >> 13, 3);
         // The IP total length matches the bytes after the Ethernet header.
         let ip = 18;
-        assert_eq!(u16::from_be_bytes([out[ip + 2], out[ip + 3]]) as usize, out.len() - ip);
-        let ack = Packet::control(Kind::Ack, FlowId(0), HostId(1), 9, crate::packet::roce_ack_frame(), 3);
+        assert_eq!(
+            u16::from_be_bytes([out[ip + 2], out[ip + 3]]) as usize,
+            out.len() - ip
+        );
+        let ack = Packet::control(
+            Kind::Ack,
+            FlowId(0),
+            HostId(1),
+            9,
+            crate::packet::roce_ack_frame(),
+            3,
+        );
         encode(&ctx(Transport::Roce, false), &ack, 0, &mut out);
         assert_eq!(out.len(), crate::packet::roce_ack_frame() as usize - 4);
         // Sent back to the source: addresses swap.
@@ -360,7 +402,14 @@ mod tests {
     #[test]
     fn icrc_is_crc32_of_the_masked_packet() {
         let mut out = Vec::new();
-        let p = Packet::control(Kind::Cnp, FlowId(0), HostId(1), 0, crate::packet::roce_cnp_frame(), 6);
+        let p = Packet::control(
+            Kind::Cnp,
+            FlowId(0),
+            HostId(1),
+            0,
+            crate::packet::roce_cnp_frame(),
+            6,
+        );
         encode(&ctx(Transport::Roce, false), &p, 0, &mut out);
         let ip = &out[14..out.len() - 4];
         let mut masked = vec![0xffu8; 8];

@@ -2,6 +2,7 @@
 //! command line as a user drives it. Expected values are computed here from the configured
 //! sizes, never copied from the simulator's output.
 
+mod capture;
 mod cli;
 mod closed_form;
 mod common;

@@ -214,7 +214,10 @@ impl NicConfig {
         if !self.lb.evs.is_power_of_two() || self.lb.evs > 16384 {
             return Err(FieldError::new(
                 "nic.lb.evs",
-                format!("must be a power of two from 1 to 16384 (the 14 free bits of a UDP source port in 49152-65535), got {}", self.lb.evs),
+                format!(
+                    "must be a power of two from 1 to 16384 (the 14 free bits of a UDP source port in 49152-65535), got {}",
+                    self.lb.evs
+                ),
             ));
         }
         if self.cc.nscc().and_then(|c| c.qa_gate).is_some_and(|g| g > 16) {

@@ -1,0 +1,340 @@
+//! Packet captures as an engineer opens them: the pcaps a small congested fabric writes are
+//! dissected by the real Wireshark dissectors (tshark), and checked against the protocol rules
+//! and the configured sizes. tshark is required: .ci/run installs it, and without it these
+//! tests fail, saying so (set SIM_NO_TSHARK=1 to skip them knowingly, with a warning).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const ROCE: &str = r#"name = "cap"
+[topology]
+kind = "star"
+hosts = 5
+host_link = { rate = "100Gbps", cable = "3m" }
+[switch]
+buffer = "1MB"
+ecn = { kmin = "10KB", kmax = "100KB", pmax = 0.2 }
+[pfc]
+priorities = [3]
+[nic]
+mtu = "4096B"
+cc = { kind = "dcqcn", preset = "connectx" }
+[[workload]]
+kind = "incast"
+receiver = "h0"
+size = "512KB"
+[[capture]]
+name = "port"
+node = "sw0"
+peer = "h0"
+direction = "tx"
+[[capture]]
+name = "sender"
+node = "h1"
+"#;
+
+const UET: &str = r#"name = "cap"
+[topology]
+kind = "star"
+hosts = 9
+host_link = { rate = "100Gbps", cable = "3m" }
+[switch]
+buffer = "1MB"
+trim = { threshold = "40KB" }
+[nic]
+mtu = "4096B"
+transport = "uet"
+lb = { kind = "reps" }
+cc = { kind = "nscc" }
+[[workload]]
+kind = "incast"
+receiver = "h0"
+size = "256KB"
+[[capture]]
+name = "port"
+node = "sw0"
+peer = "h0"
+[[variant]]
+name = "nscc"
+[[variant]]
+name = "rccc"
+nic.cc = { kind = "rccc" }
+"#;
+
+fn tshark_present() -> bool {
+    if Command::new("tshark")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        return true;
+    }
+    if std::env::var_os("SIM_NO_TSHARK").is_some() {
+        eprintln!(
+            "WARNING: tshark not found and SIM_NO_TSHARK is set: the capture dissection tests did NOT run"
+        );
+        return false;
+    }
+    panic!(
+        "tshark is not installed: the capture tests need it (.ci/run installs it; or set SIM_NO_TSHARK=1 to skip them knowingly)"
+    );
+}
+
+fn run(name: &str, scenario: &str, extra: &[&str]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sim-capture-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("s.toml"), scenario).unwrap();
+    let out = dir.join("out");
+    let s = dir.join("s.toml");
+    let mut args = vec!["run", s.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"];
+    args.extend_from_slice(extra);
+    let o = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+/// tshark's fields, one Vec per frame.
+fn fields(pcap: &Path, filter: &str, names: &[&str], lua: bool) -> Vec<Vec<String>> {
+    let mut cmd = Command::new("tshark");
+    if lua {
+        cmd.arg("-X").arg(format!(
+            "lua_script:{}",
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("contrib/wireshark/uet_pds.lua")
+                .display()
+        ));
+    }
+    cmd.arg("-r")
+        .arg(pcap)
+        .args(["-T", "fields", "-E", "separator=|"]);
+    if !filter.is_empty() {
+        cmd.args(["-Y", filter]);
+    }
+    for n in names {
+        cmd.args(["-e", n]);
+    }
+    let o = cmd.output().unwrap();
+    assert!(
+        o.status.success(),
+        "tshark: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split('|').map(String::from).collect())
+        .collect()
+}
+
+fn assert_clean(pcap: &Path, lua: bool) {
+    let bad = fields(
+        pcap,
+        "_ws.malformed || _ws.expert.severity == error",
+        &["frame.number", "_ws.col.Info"],
+        lua,
+    );
+    assert!(bad.is_empty(), "{}: malformed frames {bad:?}", pcap.display());
+}
+
+#[test]
+fn roce_captures_dissect_as_infiniband_with_ecn_cnps_and_pfc() {
+    if !tshark_present() {
+        return;
+    }
+    let out = run("roce", ROCE, &[]);
+    let port = out.join("port-cap.pcap");
+    let sender = out.join("sender-cap.pcap");
+    assert_clean(&port, false);
+    assert_clean(&sender, false);
+
+    // Data toward the receiver: RC RDMA WRITE opcodes, PSNs 0, 1, 2, ... per QP (lossless:
+    // no retransmission), and 512 KB / 4096 B = 125 packets per sender. (The single variant
+    // takes the scenario's name, so files are `<capture>-cap.pcap`.)
+    let data = fields(
+        &port,
+        "infiniband",
+        &[
+            "infiniband.bth.opcode",
+            "infiniband.bth.destqp",
+            "infiniband.bth.psn",
+            "ip.dsfield.ecn",
+            "vlan.priority",
+            "frame.time_epoch",
+        ],
+        false,
+    );
+    let mut psns: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for f in &data {
+        assert!(["6", "7", "8", "10"].contains(&f[0].as_str()), "opcode {f:?}");
+        assert_eq!(f[4], "3", "PCP of {f:?}");
+        psns.entry(f[1].clone()).or_default().push(f[2].parse().unwrap());
+    }
+    assert_eq!(psns.len(), 4, "one QP per sender");
+    for (qp, p) in &psns {
+        assert_eq!(*p, (0..512_000 / 4096).collect::<Vec<u32>>(), "QP {qp}");
+    }
+    // Congestion: the first frames leave unmarked, CE (ECN 3) appears once the queue builds,
+    // and every data frame is ECN-capable.
+    assert_eq!(data[0][3], "2");
+    let first_ce = data
+        .iter()
+        .position(|f| f[3] == "3")
+        .expect("CE marks after congestion");
+    assert!(first_ce > 4, "CE at frame {first_ce}");
+    assert!(data.iter().all(|f| f[3] == "2" || f[3] == "3"));
+    // Back-to-back frames on the saturated port start one frame's serialization apart:
+    // (4096 B payload + 62 B RoCEv2 headers + 20 B preamble and gap) x 8 / 100 Gb/s (the
+    // capture shows an 802.1Q tag the model does not charge).
+    let t: Vec<f64> = data.iter().map(|f| f[5].parse::<f64>().unwrap()).collect();
+    let mut gaps: Vec<f64> = t.windows(2).map(|w| (w[1] - w[0]) * 1e9).collect();
+    gaps.sort_by(f64::total_cmp);
+    let median = gaps[gaps.len() / 2];
+    let expected = (4096.0 + 62.0 + 20.0) * 8.0 / 100.0;
+    assert!(
+        (median - expected).abs() <= 1.0,
+        "median gap {median} ns, expected {expected}"
+    );
+
+    // At a sender's NIC: CNPs from the receiver (opcode 0x81, DSCP 48, priority 6), and PFC
+    // frames for priority 3 only, XOFF with the configured quanta or XON with zero.
+    let cnps = fields(
+        &sender,
+        "infiniband.bth.opcode == 0x81",
+        &["ip.dsfield.dscp", "vlan.priority", "infiniband.bth.destqp"],
+        false,
+    );
+    assert!(!cnps.is_empty(), "no CNPs at the sender");
+    assert!(cnps.iter().all(|c| c[0] == "48" && c[1] == "6"), "{cnps:?}");
+    let pfc = fields(
+        &sender,
+        "macc.opcode == 0x0101",
+        &[
+            "macc.cbfc.enbv",
+            "macc.cbfc.pause_time.c3",
+            "macc.cbfc.pause_time.c0",
+        ],
+        false,
+    );
+    assert!(!pfc.is_empty(), "no PFC frames at the sender");
+    for p in &pfc {
+        assert_eq!(p[0], "0x0008", "{p:?}");
+        assert!(p[1] == "65535" || p[1] == "0", "{p:?}");
+        assert_eq!(p[2], "0");
+    }
+    assert!(
+        pfc.iter().any(|p| p[1] == "65535") && pfc.iter().any(|p| p[1] == "0"),
+        "XOFF and XON"
+    );
+    // ACKs come back with the AETH "ACK" syndrome, to the requester QP (one below the responder).
+    let acks = fields(
+        &sender,
+        "infiniband.bth.opcode == 17",
+        &["infiniband.aeth.syndrome", "infiniband.bth.destqp"],
+        false,
+    );
+    assert!(!acks.is_empty());
+    assert!(
+        acks.iter().all(|a| a[0] == "0x1f" || a[0] == "31"),
+        "{:?}",
+        &acks[..1]
+    );
+}
+
+#[test]
+fn uet_captures_show_trims_nacks_and_credits() {
+    if !tshark_present() {
+        return;
+    }
+    let out = run("uet", UET, &[]);
+    for v in ["nscc", "rccc"] {
+        let pcap = out.join(format!("port-{v}.pcap"));
+        assert_clean(&pcap, true);
+        let f = fields(
+            &pcap,
+            "uet_pds",
+            &[
+                "uet_pds.type",
+                "frame.len",
+                "udp.dstport",
+                "uet_pds.nack_code",
+                "ip.dsfield.ecn",
+            ],
+            true,
+        );
+        assert!(f.iter().all(|x| x[2] == "4793"));
+        let data: Vec<&Vec<String>> = f.iter().filter(|x| x[0] == "2").collect();
+        // Full packets: 4096 B + 102 B of headers - 4 B FCS; a message's last one carries
+        // 256 KB mod 4096 B; trimmed ones keep the 98 B of headers.
+        let sizes = [4096 + 98, 256_000 % 4096 + 98, 98].map(|n: u32| n.to_string());
+        assert!(
+            data.iter().all(|x| sizes.contains(&x[1])),
+            "{:?}",
+            data.iter()
+                .map(|x| &x[1])
+                .collect::<std::collections::BTreeSet<_>>()
+        );
+        if v == "nscc" {
+            assert!(
+                data.iter().any(|x| x[1] == "98"),
+                "an 8-to-1 incast over a 40 KB trim threshold trims"
+            );
+            assert!(
+                f.iter()
+                    .any(|x| x[0] == "10" && (x[3] == "0x01" || x[3] == "0x02")),
+                "NACKs of trimmed packets"
+            );
+        } else {
+            assert!(f.iter().any(|x| x[0] == "11"), "RCCC credits");
+        }
+        assert!(f.iter().any(|x| x[0] == "8"), "ACK_CC");
+    }
+}
+
+/// Mirroring is observation only: the same scenario with and without captures gives the same
+/// numbers.
+#[test]
+fn capturing_does_not_change_results() {
+    let without = ROCE.split("[[capture]]").next().unwrap();
+    let a = run("with", ROCE, &[]);
+    let b = run("without", without, &[]);
+    let strip = |p: PathBuf| {
+        let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        for var in v["variants"].as_array_mut().unwrap() {
+            for k in ["wall_seconds", "events_per_second", "packet_hops_per_second"] {
+                var.as_object_mut().unwrap().remove(k);
+            }
+        }
+        v["variants"].clone()
+    };
+    assert_eq!(strip(a.join("summary.json")), strip(b.join("summary.json")));
+    assert_eq!(
+        std::fs::read_to_string(a.join("flows.csv")).unwrap(),
+        std::fs::read_to_string(b.join("flows.csv")).unwrap()
+    );
+}
+
+#[test]
+fn bad_capture_points_name_their_key() {
+    let dir = std::env::temp_dir().join(format!("sim-capture-{}-bad", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let base = ROCE.split("[[capture]]").next().unwrap();
+    for (capture, key, says) in [
+        ("node = \"sw0\"", "capture[0].peer", "switch"),
+        ("node = \"sw9\"", "capture[0].node", "no node named"),
+        ("node = \"sw0\"\npeer = \"h0\"\ncable = 1", "capture[0].cable", "0-based"),
+        ("node = \"h1\"\nkinds = [\"data\", \"pfc\"]", "capture[0].kinds", "unknown kind"),
+        ("node = \"h1\"\nstart = \"5us\"\nstop = \"1us\"", "capture[0].stop", "after"),
+    ] {
+        let file = dir.join("bad.toml");
+        std::fs::write(&file, format!("{base}[[capture]]\n{capture}\n")).unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_sim")).args(["run", file.to_str().unwrap(), "--out", dir.join("o").to_str().unwrap(), "-q"]).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{capture}: {err}");
+        assert!(err.contains(key) && err.contains(says) && err.contains("bad.toml"), "{capture}: {err}");
+    }
+}
