@@ -326,15 +326,39 @@ fn bad_capture_points_name_their_key() {
     for (capture, key, says) in [
         ("node = \"sw0\"", "capture[0].peer", "switch"),
         ("node = \"sw9\"", "capture[0].node", "no node named"),
-        ("node = \"sw0\"\npeer = \"h0\"\ncable = 1", "capture[0].cable", "0-based"),
-        ("node = \"h1\"\nkinds = [\"data\", \"pfc\"]", "capture[0].kinds", "unknown kind"),
-        ("node = \"h1\"\nstart = \"5us\"\nstop = \"1us\"", "capture[0].stop", "after"),
+        (
+            "node = \"sw0\"\npeer = \"h0\"\ncable = 1",
+            "capture[0].cable",
+            "0-based",
+        ),
+        (
+            "node = \"h1\"\nkinds = [\"data\", \"pfc\"]",
+            "capture[0].kinds",
+            "unknown kind",
+        ),
+        (
+            "node = \"h1\"\nstart = \"5us\"\nstop = \"1us\"",
+            "capture[0].stop",
+            "after",
+        ),
     ] {
         let file = dir.join("bad.toml");
         std::fs::write(&file, format!("{base}[[capture]]\n{capture}\n")).unwrap();
-        let o = Command::new(env!("CARGO_BIN_EXE_sim")).args(["run", file.to_str().unwrap(), "--out", dir.join("o").to_str().unwrap(), "-q"]).output().unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_sim"))
+            .args([
+                "run",
+                file.to_str().unwrap(),
+                "--out",
+                dir.join("o").to_str().unwrap(),
+                "-q",
+            ])
+            .output()
+            .unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{capture}: {err}");
-        assert!(err.contains(key) && err.contains(says) && err.contains("bad.toml"), "{capture}: {err}");
+        assert!(
+            err.contains(key) && err.contains(says) && err.contains("bad.toml"),
+            "{capture}: {err}"
+        );
     }
 }
