@@ -180,9 +180,13 @@ impl PfcConfig {
 
 /// The paused side of a port: which priorities its egress must hold, until when.
 #[derive(Debug, Clone, Default)]
+#[repr(C)]
 pub struct PauseState {
-    from: [Time; 8],
+    /// Priorities with a pause that may still be in force (set by XOFF, cleared by XON): a
+    /// port that was never paused answers `mask` without reading the timers.
+    armed: u8,
     until: [Time; 8],
+    from: [Time; 8],
     /// Start of the pause interval being accumulated, per priority.
     open: [Option<Time>; 8],
     pub frames: [u64; 8],
@@ -202,8 +206,11 @@ impl PauseState {
     /// Priorities that may not start a frame now.
     #[inline]
     pub fn mask(&self, now: Time) -> u8 {
+        if self.armed == 0 {
+            return 0;
+        }
         (0..8)
-            .filter(|&p| self.is_paused(p, now))
+            .filter(|&p| self.armed & 1 << p != 0 && self.is_paused(p, now))
             .fold(0, |m, p| m | 1 << p)
     }
 
@@ -225,6 +232,7 @@ impl PauseState {
             // XON: resume now (a port resumes as soon as it parses the frame).
             self.close(p, now.max(self.from[p]).min(self.until[p]), watchdog);
             self.until[p] = now;
+            self.armed &= !(1 << p);
             return now;
         }
         let end = start + PfcConfig::pause_time(rate, quanta);
@@ -236,6 +244,7 @@ impl PauseState {
             self.from[p] = start;
         }
         self.until[p] = end;
+        self.armed |= 1 << p;
         end
     }
 

@@ -34,24 +34,27 @@ pub struct PortCounters {
     pub peak_queue_bytes: u64,
 }
 
+/// Laid out in order (`repr(C)`), the state every frame touches first, so a port's hot
+/// fields share a few cache lines: on large fabrics a run is bound by memory latency.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct Port {
     pub rate: BitRate,
-    queues: [VecDeque<Packet>; PRIORITIES],
-    /// MAC control frames (PFC), sent ahead of everything.
-    control: VecDeque<Packet>,
-    /// Bit p set when `queues[p]` is non-empty.
-    nonempty: u8,
-    /// Frame bytes waiting per priority.
-    prio_bytes: [u64; PRIORITIES],
     /// Frame bytes waiting plus the frame in service.
     occupancy: u64,
+    /// Frame bytes waiting per priority.
+    prio_bytes: [u64; PRIORITIES],
+    /// Bit p set when `queues[p]` is non-empty.
+    nonempty: u8,
     in_service: Option<Packet>,
     /// Priorities the peer has paused on this egress.
     pub pause: PauseState,
+    queues: [VecDeque<Packet>; PRIORITIES],
+    /// MAC control frames (PFC), sent ahead of everything.
+    control: VecDeque<Packet>,
+    pub counters: PortCounters,
     /// Priorities this port's ingress has asked the peer to pause.
     pub xoff: XoffState,
-    pub counters: PortCounters,
 }
 
 impl Port {
