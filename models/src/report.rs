@@ -92,6 +92,8 @@ pub struct VariantSummary {
     pub wall_seconds: f64,
     pub events_per_second: f64,
     pub packet_hops_per_second: f64,
+    /// Simulated seconds per wall-clock second (above 1: faster than the real fabric).
+    pub simulated_per_wall: f64,
     /// Why the run stopped early, if it did.
     pub incomplete: Option<String>,
     pub invariants: Vec<Invariant>,
@@ -192,6 +194,7 @@ impl VariantReport {
             wall_seconds,
             events_per_second: per_sec(t.events),
             packet_hops_per_second: per_sec(t.packet_hops),
+            simulated_per_wall: ns(t.end_time) * 1e-9 / wall_seconds.max(1e-9),
             incomplete: sim.stopped.as_ref().map(stop_text),
             invariants: invariants(sim, &flows),
         };

@@ -305,7 +305,12 @@ fn capturing_does_not_change_results() {
     let strip = |p: PathBuf| {
         let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
         for var in v["variants"].as_array_mut().unwrap() {
-            for k in ["wall_seconds", "events_per_second", "packet_hops_per_second"] {
+            for k in [
+                "wall_seconds",
+                "events_per_second",
+                "packet_hops_per_second",
+                "simulated_per_wall",
+            ] {
                 var.as_object_mut().unwrap().remove(k);
             }
         }

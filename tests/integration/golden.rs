@@ -20,7 +20,12 @@ const PINNED: [&str; 4] = [
 fn pinned_fields(summary: &serde_json::Value) -> serde_json::Value {
     let mut vs = summary["variants"].clone();
     for v in vs.as_array_mut().unwrap() {
-        for k in ["wall_seconds", "events_per_second", "packet_hops_per_second"] {
+        for k in [
+            "wall_seconds",
+            "events_per_second",
+            "packet_hops_per_second",
+            "simulated_per_wall",
+        ] {
             v.as_object_mut().unwrap().remove(k);
         }
     }
