@@ -93,11 +93,7 @@ pub fn resolve(caps: &[CaptureConfig], t: &Topology) -> Result<Vec<CaptureSpec>,
     let mut out: Vec<CaptureSpec> = Vec::new();
     for (i, c) in caps.iter().enumerate() {
         let key = |k: &str| format!("capture[{i}].{k}");
-        let node = |k: &str, name: &str| {
-            t.nodes.iter().position(|n| n.name == name).map(|p| NodeId(p as u32)).ok_or_else(|| {
-                FieldError::new(key(k), format!("no node named \"{name}\" (nodes are named like h0, sw0, leaf0, spine0, edge0-0, agg0-0, core0)"))
-            })
-        };
+        let node = |k: &str, name: &str| t.node_named(key(k), name);
         let n = node("node", &c.node)?;
         let is_host = matches!(t.nodes[n.idx()].kind, crate::topology::NodeKind::Host);
         let peer = match &c.peer {
@@ -113,14 +109,8 @@ pub fn resolve(caps: &[CaptureConfig], t: &Topology) -> Result<Vec<CaptureSpec>,
                 ));
             }
         };
-        let cables = |a: NodeId, b: NodeId| {
-            t.links
-                .iter()
-                .filter(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a))
-                .count()
-        };
         if let Some(p) = peer {
-            let n_cables = cables(n, p);
+            let n_cables = t.cables_between(n, p);
             if n_cables == 0 {
                 return Err(FieldError::new(
                     key("peer"),

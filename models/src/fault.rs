@@ -62,17 +62,9 @@ pub fn resolve(faults: &[FaultConfig], t: &Topology) -> Result<Vec<FaultAction>,
     let mut out = Vec::new();
     for (i, f) in faults.iter().enumerate() {
         let key = |k: &str| format!("fault[{i}].{k}");
-        let node = |name: &str| {
-            t.nodes.iter().position(|n| n.name == name).map(|p| NodeId(p as u32)).ok_or_else(|| {
-                FieldError::new(key("link"), format!("no node named \"{name}\" (nodes are named like h0, sw0, leaf0, spine0, edge0-0, agg0-0, core0)"))
-            })
-        };
+        let node = |name: &str| t.node_named(key("link"), name);
         let (a, b) = (node(&f.link[0])?, node(&f.link[1])?);
-        if !t
-            .links
-            .iter()
-            .any(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a))
-        {
+        if t.cables_between(a, b) == 0 {
             return Err(FieldError::new(
                 key("link"),
                 format!("no cable joins {} and {}", f.link[0], f.link[1]),
@@ -126,22 +118,9 @@ pub fn resolve(faults: &[FaultConfig], t: &Topology) -> Result<Vec<FaultAction>,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{LinkConfig, TopologyConfig};
 
     fn star() -> Topology {
-        let l = LinkConfig {
-            rate: BitRate::gbps(100),
-            delay: Some(Duration::from_ns(10)),
-            cable: None,
-            loss: 0.0,
-            ber: 0.0,
-        };
-        TopologyConfig::Star {
-            hosts: 2,
-            host_link: l,
-        }
-        .build()
-        .unwrap()
+        Topology::test_star(2)
     }
 
     fn fault(kind: FaultKind) -> FaultConfig {

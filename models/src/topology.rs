@@ -141,6 +141,39 @@ pub struct Topology {
 const MAX_NODES: u64 = 2_000_000;
 
 impl Topology {
+    /// The node called `name`, or an error for `key` that says how nodes are named.
+    pub fn node_named(&self, key: String, name: &str) -> Result<NodeId, FieldError> {
+        self.nodes.iter().position(|n| n.name == name).map(|p| NodeId(p as u32)).ok_or_else(|| {
+            FieldError::new(key, format!("no node named \"{name}\" (nodes are named like h0, sw0, leaf0, spine0, edge0-0, agg0-0, core0)"))
+        })
+    }
+
+    /// Cables joining `a` and `b`.
+    pub fn cables_between(&self, a: NodeId, b: NodeId) -> usize {
+        self.links
+            .iter()
+            .filter(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a))
+            .count()
+    }
+
+    /// A star of `n` hosts on 100G, 10 ns links (unit tests).
+    #[cfg(test)]
+    pub(crate) fn test_star(n: u32) -> Topology {
+        let link = LinkConfig {
+            rate: BitRate::gbps(100),
+            delay: Some(Duration::from_ns(10)),
+            cable: None,
+            loss: 0.0,
+            ber: 0.0,
+        };
+        TopologyConfig::Star {
+            hosts: n,
+            host_link: link,
+        }
+        .build()
+        .unwrap()
+    }
+
     fn add(&mut self, name: String, kind: NodeKind) -> NodeId {
         let id = NodeId(self.nodes.len() as u32);
         self.nodes.push(NodeSpec { name, kind });

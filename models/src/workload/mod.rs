@@ -517,23 +517,9 @@ fn load_cdf(c: &cdf::CdfConfig, dir: &Path) -> Result<cdf::SizeCdf, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{LinkConfig, TopologyConfig};
-    use sim_core::BitRate;
 
     fn star(n: u32) -> Topology {
-        let link = LinkConfig {
-            rate: BitRate::gbps(100),
-            delay: Some(Duration::from_ns(10)),
-            cable: None,
-            loss: 0.0,
-            ber: 0.0,
-        };
-        TopologyConfig::Star {
-            hosts: n,
-            host_link: link,
-        }
-        .build()
-        .unwrap()
+        Topology::test_star(n)
     }
 
     #[test]
@@ -608,23 +594,9 @@ mod tests {
 #[cfg(test)]
 mod generator_tests {
     use super::*;
-    use crate::topology::{LinkConfig, TopologyConfig};
-    use sim_core::BitRate;
 
     fn star(n: u32) -> Topology {
-        let link = LinkConfig {
-            rate: BitRate::gbps(100),
-            delay: Some(Duration::from_ns(10)),
-            cable: None,
-            loss: 0.0,
-            ber: 0.0,
-        };
-        TopologyConfig::Star {
-            hosts: n,
-            host_link: link,
-        }
-        .build()
-        .unwrap()
+        Topology::test_star(n)
     }
 
     fn websearch(load: f64, duration_us: u64) -> (WorkloadConfig, Duration) {
