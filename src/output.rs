@@ -98,6 +98,28 @@ impl Telemetry {
     }
 }
 
+/// Refuse to write results over a directory that holds something else: `dir` may be absent,
+/// empty, or an earlier run's results (`summary.json` or `sweep.json`), which a new run
+/// replaces whole. Called before running, so a long run cannot fail at its end.
+pub fn check_out(dir: &Path) -> Result<()> {
+    let Ok(mut entries) = fs::read_dir(dir) else {
+        if dir.exists() {
+            anyhow::bail!("--out {}: exists and is not a directory", dir.display());
+        }
+        return Ok(());
+    };
+    let ours = dir.join("summary.json").exists() || dir.join("sweep.json").exists();
+    if !ours && entries.next().is_some() {
+        anyhow::bail!(
+            "--out {}: the directory holds files that are not sim results; choose another --out (results replace an earlier run's directory whole, never mix with other files)",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// Write every result file into a fresh staging directory beside `dir`, then put it in
+/// place of `dir` (an earlier run's results go whole, so files of two runs never mix).
 pub fn write_results(
     dir: &Path,
     scenario: &Scenario,
@@ -105,7 +127,38 @@ pub fn write_results(
     telemetry: &[Telemetry],
     argv: &[String],
 ) -> Result<()> {
-    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    check_out(dir)?;
+    let name = dir
+        .file_name()
+        .map_or("results".into(), |n| n.to_string_lossy().into_owned());
+    let staging = dir.with_file_name(format!(".{name}.writing-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&staging);
+    fs::create_dir_all(&staging).with_context(|| format!("creating {}", staging.display()))?;
+    let written = write_into(&staging, scenario, reports, telemetry, argv);
+    if let Err(e) = written {
+        let _ = fs::remove_dir_all(&staging);
+        return Err(e);
+    }
+    if dir.exists() {
+        let old = dir.with_file_name(format!(".{name}.old-{}", std::process::id()));
+        fs::rename(dir, &old).with_context(|| format!("moving the earlier {} aside", dir.display()))?;
+        fs::rename(&staging, dir)
+            .with_context(|| format!("renaming {} to {}", staging.display(), dir.display()))?;
+        fs::remove_dir_all(&old).with_context(|| format!("removing {}", old.display()))?;
+    } else {
+        fs::rename(&staging, dir)
+            .with_context(|| format!("renaming {} to {}", staging.display(), dir.display()))?;
+    }
+    Ok(())
+}
+
+fn write_into(
+    dir: &Path,
+    scenario: &Scenario,
+    reports: &[VariantReport],
+    telemetry: &[Telemetry],
+    argv: &[String],
+) -> Result<()> {
     let summary = Summary {
         scenario: &scenario.name,
         seed: scenario.seed,

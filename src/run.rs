@@ -38,6 +38,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(&scenario.name));
+    output::check_out(&out)?;
     let (reports, telemetry) = simulate(&scenario, args.quiet);
     output::print_table(&scenario, &reports);
     output::write_results(

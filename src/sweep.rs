@@ -261,8 +261,13 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(&name));
-    std::fs::create_dir_all(out.join("points")).with_context(|| format!("creating {}", out.display()))?;
     let (me, of) = shard(&args.shard).map_err(|e| bad_input(&args.file, e))?;
+    // An earlier sweep's directory is replaced whole (its points must not mix with these).
+    crate::output::check_out(&out)?;
+    if out.exists() {
+        std::fs::remove_dir_all(&out).with_context(|| format!("removing the earlier {}", out.display()))?;
+    }
+    std::fs::create_dir_all(out.join("points")).with_context(|| format!("creating {}", out.display()))?;
     let mine: Vec<&Point> = points.iter().filter(|p| p.index % of == me).collect();
 
     let multi = MultiProgress::with_draw_target(if args.quiet {

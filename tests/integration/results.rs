@@ -179,3 +179,36 @@ fn compare_puts_two_runs_side_by_side() {
     assert_eq!(rows.len(), 4, "two variants from each run");
     assert!(rows.iter().any(|r| r[0] == "out/pfc") && rows.iter().any(|r| r[0] == "out/pfc-dcqcn"));
 }
+
+/// A rerun replaces the earlier results whole (no stale files from a different scenario), and
+/// a directory of other files is never written into.
+#[test]
+fn reruns_replace_results_and_foreign_directories_are_refused() {
+    let out = run_into("replace", "1");
+    std::fs::write(out.join("stale-from-an-older-run.pcap"), b"old").unwrap();
+    let file = out.parent().unwrap().join("plots.toml");
+    let rerun = |dir: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_sim"))
+            .args([
+                "run",
+                file.to_str().unwrap(),
+                "--out",
+                dir.to_str().unwrap(),
+                "-q",
+            ])
+            .output()
+            .unwrap()
+    };
+    let o = rerun(&out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("summary.json").exists());
+    assert!(!out.join("stale-from-an-older-run.pcap").exists());
+    let foreign = out.parent().unwrap().join("someone-elses");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("thesis.tex"), b"keep me").unwrap();
+    let o = rerun(&foreign);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not sim results"));
+    assert_eq!(std::fs::read(foreign.join("thesis.tex")).unwrap(), b"keep me");
+    assert!(!foreign.join("summary.json").exists());
+}
