@@ -28,8 +28,8 @@ pub fn write(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetry]) -> 
             std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
             if c.cut > 0 {
                 eprintln!(
-                    "{}: kept the first {} frames; {} more matched (raise max_packets)",
-                    path.display(),
+                    "capture {}: kept the first {} frames; {} more matched (raise max_packets)",
+                    path.file_name().unwrap_or_default().to_string_lossy(),
                     c.records.len(),
                     c.cut
                 );

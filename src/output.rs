@@ -77,7 +77,11 @@ impl Telemetry {
             .collect();
         let frames = models::pcap::FrameContext {
             transport: sim.variant.nic.transport,
-            vlan: !sim.variant.pfc.priorities.is_empty(),
+            // Tag frames whenever priorities matter: PFC, or classes other than 0 in use.
+            vlan: !sim.variant.pfc.priorities.is_empty()
+                || sim.variant.nic.control_prio != 0
+                || sim.flows.iter().any(|f| f.spec.prio != 0),
+            cnp_dscp: sim.cnp_dscp().unwrap_or(48),
             endpoints: sim.flows.iter().map(|f| (f.spec.src, f.spec.dst)).collect(),
         };
         let captures = std::mem::take(&mut sim.captures);

@@ -86,8 +86,15 @@ impl Axis {
                 if n > 10_000 {
                     bail!("axis[{i}].range: {n} values is too many");
                 }
+                // As many decimals as `from` and `step` have, so 0.1 + 2 x 0.1 reads 0.3.
+                let decimals = |x: f64| {
+                    (0..=9)
+                        .find(|&d| ((x * 10f64.powi(d)).round() - x * 10f64.powi(d)).abs() < 1e-6)
+                        .unwrap_or(9)
+                };
+                let d = decimals(r.from).max(decimals(r.step)) as usize;
                 Ok((0..n)
-                    .map(|k| format!("{}", r.from + k as f64 * r.step))
+                    .map(|k| format!("{:.d$}", r.from + k as f64 * r.step))
                     .collect())
             }
             _ => bail!(
@@ -175,6 +182,19 @@ struct Meta {
     name: String,
     keys: Vec<String>,
     metrics: Vec<String>,
+    /// Points in the whole sweep (all shards), this directory's shard `[i, n]`, and a hash
+    /// of the sweep and base scenario texts: `sim merge` checks that shards belong together.
+    points: usize,
+    shard: [usize; 2],
+    hash: String,
+}
+
+/// FNV-1a, stable across builds (unlike std's hasher).
+fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+    }
+    h
 }
 
 /// sweep.csv's columns after the point, seed and axis values: summary.json paths (deterministic
@@ -239,6 +259,15 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode> {
     // Every axis key is checked up front, with each of its values on the base scenario: a
     // misspelt key fails before any point runs. A bad value only fails its own points, which
     // are recorded with their error in sweep.csv while the rest of the sweep goes on.
+    if let Some(a) = sweep.axis.iter().find(|a| a.key == "seed") {
+        return Err(bad_input(
+            &args.file,
+            anyhow::anyhow!(
+                "axis `{}`: replications are set by `seeds` (and `seed`, the first), not by an axis",
+                a.key
+            ),
+        ));
+    }
     for (i, a) in sweep.axis.iter().enumerate() {
         for v in a.values(i).map_err(|e| bad_input(&args.file, e))? {
             let set = vec![format!("{}={v}", a.key)];
@@ -303,6 +332,15 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode> {
         name: name.clone(),
         keys: sweep.axis.iter().map(|a| a.key.clone()).collect(),
         metrics: sweep.metrics.clone(),
+        points: points.len(),
+        shard: [me, of],
+        hash: format!(
+            "{:016x}",
+            fnv(
+                fnv(0xcbf2_9ce4_8422_2325, text.as_bytes()),
+                &base.hash.to_le_bytes()
+            )
+        ),
     };
     finish(&out, &meta, rows)
 }
@@ -330,7 +368,7 @@ fn run_point(sweep: &SweepFile, scenario: &Path, p: &Point, out: &Path) -> Vec<V
         r.push(status.into());
         r
     };
-    let result = (|| -> Result<Vec<Vec<String>>> {
+    let run = || -> Result<Vec<Vec<String>>> {
         let sc = models::load(
             scenario,
             &Overrides {
@@ -364,7 +402,18 @@ fn run_point(sweep: &SweepFile, scenario: &Path, p: &Point, out: &Path) -> Vec<V
             rows.push(r);
         }
         Ok(rows)
-    })();
+    };
+    // A panic is a simulator bug, but it costs one point, not the sweep.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        Err(anyhow::anyhow!(
+            "the simulator panicked (a bug; please report it): {msg}"
+        ))
+    });
     result.unwrap_or_else(|e| {
         let mut r = head("", "failed");
         r.extend(std::iter::repeat_n(String::new(), COLUMNS.len() - 3));
@@ -422,20 +471,35 @@ pub struct MergeArgs {
 pub fn merge(args: &MergeArgs) -> Result<ExitCode> {
     let mut meta: Option<Meta> = None;
     let mut rows = Vec::new();
+    let mut shards_seen = std::collections::BTreeSet::new();
     for d in &args.dirs {
         let m: Meta = serde_json::from_str(
             &std::fs::read_to_string(d.join("sweep.json"))
                 .with_context(|| format!("reading {}/sweep.json", d.display()))?,
         )?;
         if let Some(prev) = &meta {
-            if prev.keys != m.keys || prev.name != m.name {
+            if prev.hash != m.hash || prev.points != m.points || prev.shard[1] != m.shard[1] {
                 bail!(
-                    "{} is a shard of another sweep ({} over {:?})",
+                    "{} is a shard of another sweep ({} over {:?}, {} points, {} shards, sweep and scenario hash {}) than the first ({} points, {} shards, hash {})",
                     d.display(),
                     m.name,
-                    m.keys
+                    m.keys,
+                    m.points,
+                    m.shard[1],
+                    m.hash,
+                    prev.points,
+                    prev.shard[1],
+                    prev.hash
                 );
             }
+        }
+        if !shards_seen.insert(m.shard[0]) {
+            bail!(
+                "{}: shard {}/{} is given twice",
+                d.display(),
+                m.shard[0],
+                m.shard[1]
+            );
         }
         let mut r = csv::Reader::from_path(d.join("sweep.csv"))?;
         for rec in r.records() {
@@ -443,7 +507,16 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode> {
         }
         meta = Some(m);
     }
-    let meta = meta.context("nothing to merge")?;
+    let mut meta = meta.context("nothing to merge")?;
+    let missing: Vec<usize> = (0..meta.shard[1]).filter(|i| !shards_seen.contains(i)).collect();
+    if !missing.is_empty() {
+        bail!(
+            "shards {missing:?} of {} are missing: merge all {} shard directories",
+            meta.shard[1],
+            meta.shard[1]
+        );
+    }
+    meta.shard = [0, 1];
     let out = args
         .out
         .clone()
@@ -496,5 +569,16 @@ mod tests {
             }),
         };
         assert_eq!(a.values(0).unwrap(), vec!["0.3", "0.5", "0.7"]);
+        // No binary-fraction noise: 0.1 + 2 x 0.1 is written 0.3.
+        let b = Axis {
+            key: "k".into(),
+            values: None,
+            range: Some(Range {
+                from: 0.1,
+                to: 0.3,
+                step: 0.1,
+            }),
+        };
+        assert_eq!(b.values(0).unwrap(), vec!["0.1", "0.2", "0.3"]);
     }
 }

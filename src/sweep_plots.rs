@@ -1,6 +1,7 @@
-//! Statistics and plots of a sweep: for every axis and metric, the mean over replications (the
-//! seeds and the other axes' values) with a 95 % confidence interval from Student's t, a line
-//! per variant. `sweep_stats.csv` has the numbers the plots draw.
+//! Statistics and plots of a sweep: for every axis and metric, a line per variant with the mean
+//! over seeds and a 95 % confidence interval from Student's t across the seeds. With several
+//! axes, each seed's sample is its mean over the other axes' values (the marginal effect of
+//! this axis). `sweep_stats.csv` has the numbers the plots draw.
 
 use crate::plots::{color, e, png};
 use anyhow::Result;
@@ -38,8 +39,8 @@ pub fn mean_ci(xs: &[f64]) -> (f64, f64) {
     (mean, t95(xs.len() - 1) * (var / n).sqrt())
 }
 
-/// One aggregate: axis value, variant -> samples.
-type Groups = BTreeMap<String, BTreeMap<usize, Vec<f64>>>;
+/// Axis value -> variant -> seed -> the metric at each combination of the other axes.
+type Groups = BTreeMap<String, BTreeMap<usize, BTreeMap<String, Vec<f64>>>>;
 
 /// Draw the plots and write `sweep_stats.csv`. `rows` are sweep.csv's rows under `header`.
 pub fn write(
@@ -51,7 +52,7 @@ pub fn write(
     rows: &[Vec<String>],
 ) -> Result<()> {
     let col = |c: &str| header.iter().position(|h| h == c);
-    let (Some(variant), Some(status)) = (col("variant"), col("status")) else {
+    let (Some(variant), Some(status), Some(seed)) = (col("variant"), col("status"), col("seed")) else {
         return Ok(());
     };
     let mut variants: Vec<String> = Vec::new();
@@ -99,12 +100,20 @@ pub fn write(
                     .or_default()
                     .entry(vi)
                     .or_default()
+                    .entry(r[seed].clone())
+                    .or_default()
                     .push(y);
             }
             let mut series: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new(); variants.len()];
             for value in &order {
-                for (vi, ys) in groups.get(value).into_iter().flatten() {
-                    let (mean, half) = mean_ci(ys);
+                for (vi, by_seed) in groups.get(value).into_iter().flatten() {
+                    // One sample per seed: its mean over the other axes' values. The interval
+                    // is across seeds (replications), not across the other parameters.
+                    let ys: Vec<f64> = by_seed
+                        .values()
+                        .map(|v| v.iter().sum::<f64>() / v.len() as f64)
+                        .collect();
+                    let (mean, half) = mean_ci(&ys);
                     series[*vi].push((x_of(value), mean, half));
                     let (lo, hi) = if half.is_nan() {
                         (String::new(), String::new())

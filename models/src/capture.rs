@@ -98,7 +98,30 @@ pub fn resolve(caps: &[CaptureConfig], t: &Topology) -> Result<Vec<CaptureSpec>,
         let is_host = matches!(t.nodes[n.idx()].kind, crate::topology::NodeKind::Host);
         let peer = match &c.peer {
             Some(p) => Some(node("peer", p)?),
-            None if is_host => None,
+            None if is_host => {
+                // A host with several cables (a ring) must say which port is mirrored.
+                let peers: Vec<&str> = t
+                    .links
+                    .iter()
+                    .filter_map(|l| match (l.a == n, l.b == n) {
+                        (true, _) => Some(t.nodes[l.b.idx()].name.as_str()),
+                        (_, true) => Some(t.nodes[l.a.idx()].name.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                if peers.len() > 1 {
+                    return Err(FieldError::new(
+                        key("peer"),
+                        format!(
+                            "{} has {} ports: name the neighbour the mirrored one is cabled to (one of {})",
+                            c.node,
+                            peers.len(),
+                            peers.join(", ")
+                        ),
+                    ));
+                }
+                None
+            }
             None => {
                 return Err(FieldError::new(
                     key("peer"),

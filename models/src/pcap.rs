@@ -31,8 +31,10 @@ use crate::packet::{Kind, Packet, flags};
 #[derive(Debug, Clone)]
 pub struct FrameContext {
     pub transport: Transport,
-    /// 802.1Q-tag data frames (PFC in use).
+    /// 802.1Q-tag data frames (priorities in use).
     pub vlan: bool,
+    /// DSCP of CNPs (DCQCN `cnp_dscp`).
+    pub cnp_dscp: u8,
     /// Each flow's (source, destination) hosts.
     pub endpoints: Vec<(HostId, HostId)>,
 }
@@ -114,12 +116,18 @@ pub fn encode(ctx: &FrameContext, pkt: &Packet, sender_port: u32, out: &mut Vec<
             UET_PORT
         }
     };
-    // Payload bytes (zeros); a trimmed packet has none left.
+    // Payload bytes (zeros); a trimmed packet has none left. RoCEv2 pads the payload to a
+    // multiple of 4 B (BTH PadCnt, IBA 9.2.2) so the ICRC is aligned.
     if pkt.kind == Kind::Data {
         body.resize(body.len() + pkt.payload as usize, 0);
+        if port == ROCE_PORT {
+            let pad = (4 - pkt.payload as usize % 4) % 4;
+            body[1] |= (pad as u8) << 4;
+            body.resize(body.len() + pad, 0);
+        }
     }
     let dscp = if pkt.kind == Kind::Cnp {
-        pkt.prio << 3
+        ctx.cnp_dscp
     } else {
         (pkt.prio << 3) | 2
     };
@@ -351,6 +359,7 @@ mod tests {
         FrameContext {
             transport: t,
             vlan,
+            cnp_dscp: 48,
             endpoints: vec![(HostId(1), HostId(2))],
         }
     }

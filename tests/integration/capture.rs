@@ -268,9 +268,10 @@ fn uet_captures_show_trims_nacks_and_credits() {
         );
         assert!(f.iter().all(|x| x[2] == "4793"));
         let data: Vec<&Vec<String>> = f.iter().filter(|x| x[0] == "2").collect();
-        // Full packets: 4096 B + 102 B of headers - 4 B FCS; a message's last one carries
-        // 256 KB mod 4096 B; trimmed ones keep the 98 B of headers.
-        let sizes = [4096 + 98, 256_000 % 4096 + 98, 98].map(|n: u32| n.to_string());
+        // Full packets: 4096 B + 102 B of headers - 4 B FCS + a 4 B 802.1Q tag (UET puts data
+        // and control in different classes); a message's last one carries 256 KB mod 4096 B;
+        // trimmed ones keep the 102 B of headers and tag.
+        let sizes = [4096 + 102, 256_000 % 4096 + 102, 102].map(|n: u32| n.to_string());
         assert!(
             data.iter().all(|x| sizes.contains(&x[1])),
             "{:?}",
@@ -280,7 +281,7 @@ fn uet_captures_show_trims_nacks_and_credits() {
         );
         if v == "nscc" {
             assert!(
-                data.iter().any(|x| x[1] == "98"),
+                data.iter().any(|x| x[1] == "102"),
                 "an 8-to-1 incast over a 40 KB trim threshold trims"
             );
             assert!(
@@ -366,4 +367,29 @@ fn bad_capture_points_name_their_key() {
             "{capture}: {err}"
         );
     }
+}
+
+/// A host in a ring has two ports: a capture on it must name the neighbour.
+#[test]
+fn a_multi_port_host_capture_names_its_peer() {
+    let ring = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/three-node.toml");
+    let out = std::env::temp_dir().join(format!("sim-capture-{}-ring", std::process::id()));
+    let o = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args([
+            "run",
+            ring.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+            "--set",
+            "capture=[{node=\"h0\"}]",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("capture[0].peer") && err.contains("h1") && err.contains("h2"),
+        "{err}"
+    );
 }

@@ -105,6 +105,26 @@ fn threads_and_shards_give_the_same_rows() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         assert!(read(dir.join(format!("shard{i}/sweep.csv"))).lines().count() < lines.len());
     }
+    // Shards that do not make one sweep are refused: one missing, one given twice.
+    let shard = |i: usize| dir.join(format!("shard{i}")).display().to_string();
+    let partial = sim(&[
+        "merge",
+        "--out",
+        dir.join("bad").to_str().unwrap(),
+        &shard(0),
+        &shard(2),
+    ]);
+    assert!(!partial.status.success() && String::from_utf8_lossy(&partial.stderr).contains("missing"));
+    let twice = sim(&[
+        "merge",
+        "--out",
+        dir.join("bad").to_str().unwrap(),
+        &shard(0),
+        &shard(0),
+        &shard(1),
+        &shard(2),
+    ]);
+    assert!(!twice.status.success() && String::from_utf8_lossy(&twice.stderr).contains("twice"));
     let shards: Vec<String> = (0..3)
         .map(|i| dir.join(format!("shard{i}")).display().to_string())
         .collect();
@@ -182,6 +202,16 @@ fn a_bad_axis_is_rejected_before_anything_runs() {
         "{err}"
     );
     assert!(!dir.join("out").exists());
+    // A path that cannot be written (no fourth workload), and `seed` as an axis.
+    let dir = setup(
+        "badindex",
+        "[[axis]]\nkey = \"workload[3].size\"\nvalues = [\"1MB\"]\n",
+    );
+    assert_eq!(sweep(&dir, "out", &[]).status.code(), Some(2));
+    let dir = setup("seedaxis", "[[axis]]\nkey = \"seed\"\nvalues = [1, 2]\n");
+    let o = sweep(&dir, "out", &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("seeds"));
     // So are a metric that is not a column and a malformed shard.
     let dir = setup(
         "badmetric",

@@ -53,8 +53,10 @@ pub struct ScenarioError {
 impl ScenarioError {
     /// The key itself is not in the schema (a typo in the name, not a bad value).
     pub fn is_unknown_key(&self) -> bool {
-        // serde's wording for `deny_unknown_fields`.
+        // serde's wording for `deny_unknown_fields`, or a `--set` path that cannot be written
+        // (an index past the end, a key under a value): those carry no validated key.
         self.message.starts_with("unknown field")
+            || (matches!(self.origin, Origin::CommandLine(_)) && self.key.is_none())
     }
 }
 

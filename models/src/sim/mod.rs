@@ -456,6 +456,11 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// The DSCP this variant's NICs put on CNPs (DCQCN `cnp_dscp`), if they send any.
+    pub fn cnp_dscp(&self) -> Option<u8> {
+        self.dcqcn.iter().flatten().next().map(|d| d.cnp_dscp)
+    }
+
     /// Copy a frame `p` sent (`tx`) or received to the captures mirroring `p`.
     #[inline]
     fn mirror(&mut self, p: PortId, tx: bool, pkt: &Packet) {
