@@ -428,6 +428,12 @@ mod tests {
         }
         let stored = u32::from_le_bytes(out[out.len() - 4..].try_into().unwrap());
         assert_eq!(stored, crc32fast::hash(&masked));
+        // The Linux rxe formulation (rxe_icrc.c): a raw CRC-32 register seeded with 0xdebb20e3
+        // (the 64 one-bits already absorbed) over the masked packet, inverted. In crc32fast's
+        // terms that is a hasher resumed from !0xdebb20e3.
+        let mut rxe = crc32fast::Hasher::new_with_initial(!0xdebb_20e3u32);
+        rxe.update(&masked[8..]);
+        assert_eq!(stored, rxe.finalize());
     }
 
     #[test]
