@@ -3,6 +3,7 @@
 //! and the configured sizes. tshark is required: .ci/run installs it, and without it these
 //! tests fail, saying so (set SIM_NO_TSHARK=1 to skip them knowingly, with a warning).
 
+use crate::common::sim_run;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -88,12 +89,7 @@ fn run(name: &str, scenario: &str, extra: &[&str]) -> PathBuf {
     std::fs::write(dir.join("s.toml"), scenario).unwrap();
     let out = dir.join("out");
     let s = dir.join("s.toml");
-    let mut args = vec!["run", s.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"];
-    args.extend_from_slice(extra);
-    let o = Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args(&args)
-        .output()
-        .unwrap();
+    let o = sim_run(&s, &out, extra);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     out
 }
@@ -350,16 +346,7 @@ fn bad_capture_points_name_their_key() {
     ] {
         let file = dir.join("bad.toml");
         std::fs::write(&file, format!("{base}[[capture]]\n{capture}\n")).unwrap();
-        let o = Command::new(env!("CARGO_BIN_EXE_sim"))
-            .args([
-                "run",
-                file.to_str().unwrap(),
-                "--out",
-                dir.join("o").to_str().unwrap(),
-                "-q",
-            ])
-            .output()
-            .unwrap();
+        let o = sim_run(&file, &dir.join("o"), &[]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{capture}: {err}");
         assert!(
@@ -374,18 +361,7 @@ fn bad_capture_points_name_their_key() {
 fn a_multi_port_host_capture_names_its_peer() {
     let ring = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/three-node.toml");
     let out = std::env::temp_dir().join(format!("sim-capture-{}-ring", std::process::id()));
-    let o = Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args([
-            "run",
-            ring.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "-q",
-            "--set",
-            "capture=[{node=\"h0\"}]",
-        ])
-        .output()
-        .unwrap();
+    let o = sim_run(&ring, &out, &["--set", "capture=[{node=\"h0\"}]"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(

@@ -3,6 +3,37 @@
 use models::report::VariantReport;
 use models::scenario::{self, Overrides, Scenario};
 use models::sim::Sim;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Run the `sim` binary as a user would.
+pub fn sim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(args)
+        .output()
+        .expect("sim runs")
+}
+
+/// `sim run FILE --out OUT -q` plus `extra` arguments.
+pub fn sim_run(file: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ];
+    args.extend_from_slice(extra);
+    sim(&args)
+}
+
+/// A fresh, empty temporary directory for one test.
+pub fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sim-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
 
 pub fn scenario(toml: &str) -> Scenario {
     scenario::parse(toml, "test.toml", "test", &Overrides::default()).unwrap_or_else(|e| panic!("{e}"))

@@ -6,8 +6,8 @@
 //!
 //! and the commit says why the numbers moved.
 
+use crate::common::sim_run;
 use std::path::Path;
-use std::process::Command;
 
 const PINNED: [&str; 4] = [
     "scenarios/leaf-spine.toml",
@@ -42,16 +42,7 @@ fn fixed_seed_summaries_do_not_move() {
             std::process::id(),
             s.replace('/', "-")
         ));
-        let o = Command::new(env!("CARGO_BIN_EXE_sim"))
-            .args([
-                "run",
-                root.join(s).to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-                "-q",
-            ])
-            .output()
-            .unwrap();
+        let o = sim_run(&root.join(s), &out, &[]);
         assert!(o.status.success(), "{s}: {}", String::from_utf8_lossy(&o.stderr));
         let summary: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();

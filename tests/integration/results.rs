@@ -1,8 +1,8 @@
 //! The results people look at: PNGs that decode and are not blank, stable CSV headers, a
 //! report whose numbers are the summary's, and `sim compare` across runs.
 
+use crate::common::{sim, sim_run};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const SCENARIO: &str = r#"# an incast, two ways
 name = "plots"
@@ -32,18 +32,7 @@ fn run_into(name: &str, seed: &str) -> PathBuf {
     let file = dir.join("plots.toml");
     std::fs::write(&file, SCENARIO).unwrap();
     let out = dir.join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args([
-            "run",
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--seed",
-            seed,
-            "-q",
-        ])
-        .output()
-        .unwrap();
+    let o = sim_run(&file, &out, &["--seed", seed]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     out
 }
@@ -163,16 +152,13 @@ fn the_report_numbers_are_the_summary_numbers() {
 fn compare_puts_two_runs_side_by_side() {
     let (a, b) = (run_into("cmp-a", "1"), run_into("cmp-b", "2"));
     let out = a.parent().unwrap().join("compared");
-    let o = Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args([
-            "compare",
-            a.to_str().unwrap(),
-            b.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let o = sim(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(decode(&out.join("compare.png")).0, 1200);
     let rows = report_rows(&out);
@@ -187,18 +173,7 @@ fn reruns_replace_results_and_foreign_directories_are_refused() {
     let out = run_into("replace", "1");
     std::fs::write(out.join("stale-from-an-older-run.pcap"), b"old").unwrap();
     let file = out.parent().unwrap().join("plots.toml");
-    let rerun = |dir: &Path| {
-        Command::new(env!("CARGO_BIN_EXE_sim"))
-            .args([
-                "run",
-                file.to_str().unwrap(),
-                "--out",
-                dir.to_str().unwrap(),
-                "-q",
-            ])
-            .output()
-            .unwrap()
-    };
+    let rerun = |dir: &Path| sim_run(&file, dir, &[]);
     let o = rerun(&out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.join("summary.json").exists());

@@ -2,6 +2,7 @@
 //! scheduled (threads, shards), statistics that match the t-interval formula, and bad input
 //! rejected before anything runs.
 
+use crate::common::sim;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -44,13 +45,6 @@ fn setup(name: &str, sweep: &str) -> PathBuf {
     )
     .unwrap();
     dir
-}
-
-fn sim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 fn sweep(dir: &Path, out: &str, extra: &[&str]) -> Output {
