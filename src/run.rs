@@ -23,6 +23,9 @@ pub struct RunArgs {
     /// Override the scenario's seed.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Run only this variant (repeat for several) [default: all of them].
+    #[arg(long = "variant", value_name = "NAME")]
+    pub variants: Vec<String>,
     /// No progress display.
     #[arg(long, short)]
     pub quiet: bool,
@@ -33,7 +36,19 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         set: args.set.clone(),
         seed: args.seed,
     };
-    let scenario = models::load(&args.file, &ov)?;
+    let mut scenario = models::load(&args.file, &ov)?;
+    if !args.variants.is_empty() {
+        let names: Vec<String> = scenario.variants.iter().map(|v| v.name.clone()).collect();
+        if let Some(bad) = args.variants.iter().find(|v| !names.contains(v)) {
+            eprintln!(
+                "error: --variant {bad}: {} has no such variant (it has: {})",
+                args.file.display(),
+                names.join(", ")
+            );
+            return Ok(ExitCode::from(crate::exit::BAD_INPUT));
+        }
+        scenario.variants.retain(|v| args.variants.contains(&v.name));
+    }
     let out = args
         .out
         .clone()

@@ -131,6 +131,11 @@ impl Network {
             .nth(nth)
     }
 
+    /// The node and the port's name: `leaf0 to-spine1`.
+    pub fn port_label(&self, p: PortId) -> String {
+        format!("{} {}", self.names[self.port_node[p.idx()].idx()], self.port_name(p))
+    }
+
     /// A readable name for a port: the node it is cabled to, with `#k` for the k-th parallel
     /// cable to the same node (`to-spine1`, `to-spine1#2`).
     pub fn port_name(&self, p: PortId) -> String {

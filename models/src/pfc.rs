@@ -55,6 +55,22 @@ pub struct PfcConfig {
     /// A port paused (or pausing its peer) continuously for longer than this counts a storm.
     #[serde(default = "default_watchdog")]
     pub watchdog: Duration,
+    /// A cycle of egress ports, each paused by the next with frames for it waiting and no
+    /// data frame leaving any of them for this long, is reported as a PFC deadlock.
+    #[serde(default = "default_deadlock_timeout")]
+    pub deadlock_timeout: Duration,
+    /// What a detected deadlock does to the run: "stop" (results marked incomplete) or
+    /// "continue" (reported, the run goes on to its limits).
+    #[serde(default)]
+    pub on_deadlock: OnDeadlock,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnDeadlock {
+    #[default]
+    Stop,
+    Continue,
 }
 
 fn default_quanta() -> u16 {
@@ -71,6 +87,11 @@ fn default_xon_offset() -> Bytes {
 fn default_watchdog() -> Duration {
     Duration(200 * 1_000_000_000)
 }
+/// Much shorter than the storm watchdog: simulated runs last milliseconds, and a deadlocked
+/// cycle stays silent forever, so 200 us without a data frame is unambiguous.
+fn default_deadlock_timeout() -> Duration {
+    Duration(200 * 1_000_000)
+}
 
 impl Default for PfcConfig {
     fn default() -> Self {
@@ -83,6 +104,8 @@ impl Default for PfcConfig {
             xoff: None,
             xon_offset: default_xon_offset(),
             watchdog: default_watchdog(),
+            deadlock_timeout: default_deadlock_timeout(),
+            on_deadlock: OnDeadlock::Stop,
         }
     }
 }
@@ -103,6 +126,9 @@ impl PfcConfig {
         }
         if self.refresh == Some(Duration::ZERO) {
             return Err(FieldError::new("pfc.refresh", "must be greater than zero"));
+        }
+        if self.deadlock_timeout < Duration::from_ns(4) {
+            return Err(FieldError::new("pfc.deadlock_timeout", "must be at least 4ns"));
         }
         Ok(())
     }
@@ -282,6 +308,10 @@ pub struct XoffState {
     pub storms: u64,
     /// A refresh event is scheduled for this port.
     pub refresh_pending: bool,
+    /// Per priority, the port whose XOFF started the chain of pauses this one belongs to:
+    /// itself when its own buffer filled, else the origin of the pause that stalled the
+    /// egress its frames wait in.
+    pub origin: [u32; 8],
 }
 
 impl XoffState {
@@ -291,22 +321,32 @@ impl XoffState {
         self.since[p as usize] = now;
     }
 
-    pub fn leave(&mut self, now: Time, p: u8, watchdog: Duration) {
+    /// Leave XOFF on `p`. Returns the period's start when it lasted longer than the
+    /// watchdog (a storm).
+    pub fn leave(&mut self, now: Time, p: u8, watchdog: Duration) -> Option<Time> {
         self.mask &= !(1 << p);
-        let d = now - self.since[p as usize];
+        let since = self.since[p as usize];
+        let d = now - since;
         self.duration[p as usize] += d;
-        if d > watchdog {
+        (d > watchdog).then(|| {
             self.storms += 1;
-        }
+            since
+        })
     }
 
-    pub fn finish(&mut self, now: Time, watchdog: Duration) {
+    /// Close the XOFF periods still open at the end of the run (they stay open in `mask`).
+    /// Returns the storms among them as (priority, start).
+    pub fn finish(&mut self, now: Time, watchdog: Duration) -> Vec<(u8, Time)> {
+        let mut storms = Vec::new();
         for p in 0..8u8 {
             if self.mask & 1 << p != 0 {
-                self.leave(now, p, watchdog);
+                if let Some(start) = self.leave(now, p, watchdog) {
+                    storms.push((p, start));
+                }
                 self.mask |= 1 << p;
             }
         }
+        storms
     }
 }
 

@@ -165,6 +165,12 @@ impl Port {
         self.counters.tx_bytes += p.frame as u64;
     }
 
+    /// True when a frame of priority `prio` that entered its switch through `in_port` is
+    /// waiting here (deadlock detection: this egress holds that ingress's buffer).
+    pub fn holds_from(&self, prio: u8, in_port: u32) -> bool {
+        self.queues[prio as usize].iter().any(|p| p.in_port == in_port)
+    }
+
     /// Every packet held: waiting and in service.
     pub fn held(&self) -> impl Iterator<Item = &Packet> {
         self.control

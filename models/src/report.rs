@@ -33,6 +33,29 @@ pub struct CounterRow {
     pub value: u64,
 }
 
+/// A PFC storm: `port` held its peer in XOFF longer than `pfc.watchdog`.
+#[derive(Debug, Clone, Serialize)]
+pub struct StormRecord {
+    pub port: String,
+    pub priority: u8,
+    pub start_ns: f64,
+    pub duration_ns: f64,
+    /// The port whose XOFF began the chain of pauses (the stuck receiver, the incast port).
+    pub started_by: String,
+}
+
+/// A cyclic pause dependency that made no progress for `pfc.deadlock_timeout`.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeadlockRecord {
+    pub priority: u8,
+    pub since_ns: f64,
+    pub detected_ns: f64,
+    /// Egress ports in dependency order, each paused by the node of the next.
+    pub cycle: Vec<String>,
+    pub nodes: Vec<String>,
+    pub text: String,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Invariant {
     pub name: &'static str,
@@ -53,12 +76,18 @@ pub struct Slowdown {
     pub p99: f64,
 }
 
+/// Unfinished flow ids listed in `summary.json`.
+pub const UNFINISHED_LISTED: usize = 1000;
+
 /// One entry of `summary.json`'s `variants`.
 #[derive(Debug, Clone, Serialize)]
 pub struct VariantSummary {
     pub name: String,
     pub flows_total: usize,
     pub flows_completed: usize,
+    /// Ids of the flows that did not complete (the first [`UNFINISHED_LISTED`]; flows.csv has
+    /// every flow with the reason it did not finish).
+    pub unfinished_flows: Vec<u32>,
     pub fct_ns: Quantiles,
     pub slowdown: Slowdown,
     /// Payload bytes delivered, over the span from the first flow start to the last delivery.
@@ -96,6 +125,10 @@ pub struct VariantSummary {
     pub simulated_per_wall: f64,
     /// Why the run stopped early, if it did.
     pub incomplete: Option<String>,
+    /// PFC storms (all), the first of them with where they started, and deadlocks found.
+    pub pfc_storms: u64,
+    pub pfc_storm_list: Vec<StormRecord>,
+    pub pfc_deadlocks: Vec<DeadlockRecord>,
     pub invariants: Vec<Invariant>,
 }
 
@@ -159,6 +192,12 @@ impl VariantReport {
             name: sim.variant.name.clone(),
             flows_total: flows.len(),
             flows_completed: fcts.len(),
+            unfinished_flows: flows
+                .iter()
+                .filter(|f| f.finish_ns.is_none())
+                .map(|f| f.flow_id)
+                .take(UNFINISHED_LISTED)
+                .collect(),
             fct_ns: Quantiles {
                 p50: percentile(&fcts, 0.5),
                 p99: percentile(&fcts, 0.99),
@@ -196,6 +235,36 @@ impl VariantReport {
             packet_hops_per_second: per_sec(t.packet_hops),
             simulated_per_wall: ns(t.end_time) * 1e-9 / wall_seconds.max(1e-9),
             incomplete: sim.stopped.as_ref().map(stop_text),
+            pfc_storms: sim.watch.storms_total,
+            pfc_storm_list: sim
+                .watch
+                .storms
+                .iter()
+                .map(|st| StormRecord {
+                    port: sim.net.port_label(st.port),
+                    priority: st.prio,
+                    start_ns: ns(st.start),
+                    duration_ns: st.duration.as_ns_f64(),
+                    started_by: sim.net.port_label(st.origin),
+                })
+                .collect(),
+            pfc_deadlocks: sim
+                .watch
+                .deadlocks
+                .iter()
+                .map(|d| DeadlockRecord {
+                    priority: d.prio,
+                    since_ns: ns(d.since),
+                    detected_ns: ns(d.detected),
+                    cycle: d.cycle.iter().map(|&p| sim.net.port_label(p)).collect(),
+                    nodes: d
+                        .cycle
+                        .iter()
+                        .map(|&p| sim.net.names[sim.net.port_node[p.idx()].idx()].clone())
+                        .collect(),
+                    text: sim.describe(d),
+                })
+                .collect(),
             invariants: invariants(sim, &flows),
         };
         VariantReport {
@@ -210,6 +279,8 @@ fn stop_text(s: &StopReason) -> String {
     match s {
         StopReason::MaxTime(t) => format!("stopped by run.max_time at {t}"),
         StopReason::MaxEvents(n) => format!("stopped by run.max_events after {n} events"),
+        StopReason::PfcDeadlock(text) => format!("stopped by a {text}"),
+        StopReason::MaxWall(d) => format!("stopped by run.max_wall after {d:?} of wall-clock time"),
     }
 }
 

@@ -77,6 +77,13 @@ pub enum TopologyConfig {
         hosts: u32,
         host_link: LinkConfig,
     },
+    /// Switches `sw0..` cabled in a ring (a metro or campus ring), each with its own hosts.
+    SwitchRing {
+        switches: u32,
+        hosts_per_switch: u32,
+        host_link: LinkConfig,
+        ring_link: LinkConfig,
+    },
     Dumbbell {
         hosts_per_side: u32,
         host_link: LinkConfig,
@@ -262,6 +269,30 @@ impl TopologyConfig {
                 let sw = t.add("sw0".into(), NodeKind::Switch);
                 for &x in &h {
                     t.connect(x, sw, host_link, d);
+                }
+            }
+            TopologyConfig::SwitchRing {
+                switches,
+                hosts_per_switch,
+                host_link,
+                ring_link,
+            } => {
+                at_least("topology.switches", *switches, 3)?;
+                at_least("topology.hosts_per_switch", *hosts_per_switch, 1)?;
+                size_check(*switches as u64 * (*hosts_per_switch as u64 + 1))?;
+                let hd = host_link.delay("topology.host_link")?;
+                let rd = ring_link.delay("topology.ring_link")?;
+                let mut sws = Vec::new();
+                for i in 0..*switches {
+                    let hosts = t.add_hosts(*hosts_per_switch);
+                    let sw = t.add(format!("sw{i}"), NodeKind::Switch);
+                    for h in hosts {
+                        t.connect(h, sw, host_link, hd);
+                    }
+                    sws.push(sw);
+                }
+                for i in 0..sws.len() {
+                    t.connect(sws[i], sws[(i + 1) % sws.len()], ring_link, rd);
                 }
             }
             TopologyConfig::Dumbbell {

@@ -9,6 +9,7 @@ mod common;
 mod faults;
 mod golden;
 mod queueing;
+mod reliability;
 mod results;
 mod roce;
 mod sweep;

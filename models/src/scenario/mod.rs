@@ -25,16 +25,21 @@ use sim_core::{Duration, RngStreams};
 use std::path::Path;
 use toml::{Table, Value};
 
-/// Bounds on a run. A run stopped by one is reported as incomplete, with the reason.
+/// Bounds on a run. A run stopped by one is reported as incomplete, with the reason, and its
+/// results are written as usual. Every bound has a default, so no run can go on forever.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunLimits {
-    /// Stop at this simulated time.
+    /// Stop at this simulated time (default [`DEFAULT_MAX_TIME`]).
     #[serde(default)]
     pub max_time: Option<Duration>,
-    /// Stop after this many events.
+    /// Stop after this many events (default [`DEFAULT_MAX_EVENTS`]).
     #[serde(default)]
     pub max_events: Option<u64>,
+    /// Stop after this much wall-clock time (default [`DEFAULT_MAX_WALL`]). The only bound that
+    /// is not reproducible: where it stops depends on the machine.
+    #[serde(default)]
+    pub max_wall: Option<Duration>,
     /// Time series sampling interval (default 5 us; doubles as needed to stay in max_samples).
     #[serde(default = "default_interval")]
     pub sample_interval: Duration,
@@ -46,11 +51,20 @@ pub struct RunLimits {
     pub event_log: usize,
 }
 
+/// Simulated time a run may cover unless `run.max_time` says otherwise: ten thousand times
+/// a millisecond-scale datacenter experiment.
+pub const DEFAULT_MAX_TIME: Duration = Duration(10 * 1_000_000_000_000);
+/// Events a run may process unless `run.max_events` says otherwise (about an hour at 3 M/s).
+pub const DEFAULT_MAX_EVENTS: u64 = 10_000_000_000;
+/// Wall-clock time a run may take unless `run.max_wall` says otherwise.
+pub const DEFAULT_MAX_WALL: Duration = Duration(3600 * 1_000_000_000_000);
+
 impl Default for RunLimits {
     fn default() -> Self {
         RunLimits {
             max_time: None,
             max_events: None,
+            max_wall: None,
             sample_interval: default_interval(),
             max_samples: default_samples(),
             event_log: default_log(),
@@ -59,6 +73,17 @@ impl Default for RunLimits {
 }
 
 impl RunLimits {
+    /// The simulated-time bound in force.
+    pub fn time(&self) -> Duration {
+        self.max_time.unwrap_or(DEFAULT_MAX_TIME)
+    }
+    pub fn events(&self) -> u64 {
+        self.max_events.unwrap_or(DEFAULT_MAX_EVENTS)
+    }
+    pub fn wall(&self) -> std::time::Duration {
+        let d = self.max_wall.unwrap_or(DEFAULT_MAX_WALL);
+        std::time::Duration::from_nanos(d.0 / 1000)
+    }
     pub fn telemetry(&self) -> crate::telemetry::TelemetryConfig {
         crate::telemetry::TelemetryConfig {
             sample_interval: self.sample_interval,
@@ -474,11 +499,15 @@ impl Ctx<'_> {
                 None,
             ));
         }
-        if f.run.max_time == Some(Duration::ZERO) {
-            return Err(self.field(
-                FieldError::new(key("run.max_time"), "must be greater than zero"),
-                None,
-            ));
+        for (name, zero) in [
+            ("run.max_time", f.run.max_time == Some(Duration::ZERO)),
+            ("run.max_events", f.run.max_events == Some(0)),
+            ("run.max_wall", f.run.max_wall == Some(Duration::ZERO)),
+            ("run.max_samples", f.run.max_samples == 0),
+        ] {
+            if zero {
+                return Err(self.field(FieldError::new(key(name), "must be greater than zero"), None));
+            }
         }
         Ok(Variant {
             name: name.to_string(),

@@ -302,6 +302,7 @@ impl Sim<'_> {
             reason: "ingress buffer over its XOFF threshold",
         });
         self.net.ports[port.idx()].xoff.enter(self.now, prio);
+        self.watch_xoff(port, prio);
         self.send_pfc(port, prio, self.variant.pfc.quanta);
         let p = &mut self.net.ports[port.idx()];
         if !p.xoff.refresh_pending {
@@ -320,9 +321,12 @@ impl Sim<'_> {
             event: "xon",
             reason: "ingress buffer drained below XON",
         });
-        self.net.ports[port.idx()]
+        let storm = self.net.ports[port.idx()]
             .xoff
             .leave(self.now, prio, self.variant.pfc.watchdog);
+        if let Some(start) = storm {
+            self.record_storm(port, prio, start);
+        }
         self.send_pfc(port, prio, 0);
     }
 

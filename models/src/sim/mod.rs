@@ -17,6 +17,7 @@
 
 mod fabric;
 mod host;
+pub mod pfc_watch;
 mod uet;
 
 use crate::cc::dcqcn::DcqcnParams;
@@ -57,6 +58,8 @@ pub enum Event {
     Sample,
     /// Routing converges on the cables that work now.
     Reroute,
+    /// Look for a cyclic pause dependency (while ports are paused).
+    DeadlockCheck,
 }
 
 /// Entries in a switch's flowlet table (as ASIC flowlet tables, indexed by a flow hash).
@@ -75,6 +78,10 @@ fn base_rtt(hops: &[(BitRate, Duration)], max_frame: u32) -> Duration {
 pub enum StopReason {
     MaxTime(Time),
     MaxEvents(u64),
+    /// The wall-clock bound.
+    MaxWall(std::time::Duration),
+    /// A PFC deadlock (`pfc.on_deadlock = "stop"`), described.
+    PfcDeadlock(String),
 }
 
 /// Totals the invariants are checked against.
@@ -167,6 +174,8 @@ pub struct Sim<'a> {
     now: Time,
     pub totals: Totals,
     pub stopped: Option<StopReason>,
+    /// PFC storms and deadlocks found.
+    pub watch: pfc_watch::PfcWatch,
 }
 
 impl<'a> Sim<'a> {
@@ -344,6 +353,7 @@ impl<'a> Sim<'a> {
             now: Time::ZERO,
             totals: Totals::default(),
             stopped: None,
+            watch: Default::default(),
         }
     }
 
@@ -355,8 +365,10 @@ impl<'a> Sim<'a> {
     /// Run, calling `progress(now)` about every million events.
     pub fn run_with_progress(&mut self, mut progress: impl FnMut(Time)) {
         let limits = &self.variant.limits;
-        let max_time = limits.max_time.map(|d| Time::ZERO + d).unwrap_or(Time::MAX);
-        let max_events = limits.max_events.unwrap_or(u64::MAX);
+        let max_time = Time::ZERO + limits.time();
+        let max_events = limits.events();
+        let max_wall = limits.wall();
+        let started = std::time::Instant::now();
         while let Some((t, ev)) = self.queue.pop() {
             if t > max_time {
                 self.stopped = Some(StopReason::MaxTime(max_time));
@@ -396,16 +408,27 @@ impl<'a> Sim<'a> {
                 Event::Fault(i) => self.on_fault(i as usize),
                 Event::Reroute => self.net.reroute(),
                 Event::Sample => self.on_sample(),
+                Event::DeadlockCheck => self.on_deadlock_check(),
+            }
+            if self.stopped.is_some() {
+                break;
             }
             if self.totals.events & 0xf_ffff == 0 {
                 progress(self.now);
+                if started.elapsed() > max_wall {
+                    self.stopped = Some(StopReason::MaxWall(max_wall));
+                    break;
+                }
             }
         }
         self.totals.end_time = self.now;
         let watchdog = self.variant.pfc.watchdog;
-        for port in &mut self.net.ports {
+        for p in 0..self.net.ports.len() {
+            let port = &mut self.net.ports[p];
             port.pause.finish(self.now, watchdog);
-            port.xoff.finish(self.now, watchdog);
+            for (prio, start) in port.xoff.finish(self.now, watchdog) {
+                self.record_storm(PortId(p as u32), prio, start);
+            }
         }
     }
 

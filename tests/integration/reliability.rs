@@ -1,0 +1,236 @@
+//! Reliability: bounded runs, PFC deadlocks and storms, invariants under combined faults.
+
+use crate::common::*;
+use std::path::Path;
+
+fn summary(out: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+}
+
+fn variant<'a>(s: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    s["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == name)
+        .unwrap_or_else(|| panic!("no variant {name}"))
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn the_ring_deadlock_is_found_reported_and_stopped() {
+    let out = tmp("deadlock");
+    let o = sim_run(&root().join("scenarios/pfc-deadlock.toml"), &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = summary(&out);
+
+    let v = variant(&s, "roce-pfc");
+    let d = &v["pfc_deadlocks"][0];
+    // The flows go two hops clockwise, so the dependency is the clockwise ring: each switch's
+    // egress to the next, in order.
+    let cycle: Vec<String> = (0..5).map(|i| format!("sw{i} to-sw{}", (i + 1) % 5)).collect();
+    let mut got: Vec<String> = serde_json::from_value(d["cycle"].clone()).unwrap();
+    let first = got.iter().position(|p| p == &cycle[0]).expect("sw0's egress is in the cycle");
+    got.rotate_left(first);
+    assert_eq!(got, cycle);
+    assert_eq!(d["priority"], 3);
+    // Reported once stuck for pfc.deadlock_timeout (default 200 us), at the first check
+    // after that: checks run every quarter of it.
+    let stuck = d["detected_ns"].as_f64().unwrap() - d["since_ns"].as_f64().unwrap();
+    assert!((200_000.0..=250_000.0).contains(&stuck), "stuck for {stuck} ns");
+    let why = v["incomplete"].as_str().expect("stopped runs are marked incomplete");
+    assert!(why.contains("PFC deadlock on priority 3"), "{why}");
+    assert_eq!(v["unfinished_flows"], serde_json::json!([0, 1, 2, 3, 4]));
+    let flows = std::fs::read_to_string(out.join("flows.csv")).unwrap();
+    let stuck_rows = flows.lines().filter(|l| l.starts_with("roce-pfc,")).collect::<Vec<_>>();
+    assert_eq!(stuck_rows.len(), 5);
+    assert!(stuck_rows.iter().all(|l| l.contains("unfinished: in progress when the run was stopped by a PFC deadlock")));
+
+    // "continue" reports the same cycle and runs on to run.max_time.
+    let c = variant(&s, "roce-pfc-continue");
+    assert_eq!(c["pfc_deadlocks"][0]["since_ns"], d["since_ns"]);
+    assert!(c["incomplete"].as_str().unwrap().contains("run.max_time"));
+
+    // Without PFC there is no buffer dependency: every flow finishes.
+    let u = variant(&s, "uet-lossy");
+    assert_eq!(u["flows_completed"], 5);
+    assert_eq!(u["pfc_deadlocks"], serde_json::json!([]));
+    assert!(u["incomplete"].is_null());
+}
+
+#[test]
+fn nothing_moves_in_a_deadlocked_ring() {
+    // Delivered bytes at 1 ms and at 2 ms are the same: the cycle is truly stuck.
+    let delivered = |t: &str| {
+        let out = tmp(&format!("deadlock-still-{t}"));
+        let set = format!("run.max_time={t}");
+        let o = sim_run(
+            &root().join("scenarios/pfc-deadlock.toml"),
+            &out,
+            &["--set", &set, "--variant", "roce-pfc-continue"],
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read_to_string(out.join("flows.csv")).unwrap()
+    };
+    let (a, b) = (delivered("1ms"), delivered("2ms"));
+    let bytes = |csv: &str| -> Vec<String> {
+        csv.lines()
+            .skip(1)
+            .map(|l| l.split('(').nth(1).expect("progress in the status").to_string())
+            .collect()
+    };
+    assert_eq!(bytes(&a), bytes(&b));
+}
+
+#[test]
+fn a_pfc_incast_pauses_without_a_deadlock() {
+    let out = tmp("no-deadlock");
+    let o = sim_run(&root().join("scenarios/pfc-incast.toml"), &out, &[]);
+    assert!(o.status.success());
+    for v in summary(&out)["variants"].as_array().unwrap() {
+        assert!(v["pfc_pause_frames"].as_u64().unwrap() > 0, "the incast pauses");
+        assert_eq!(v["pfc_deadlocks"], serde_json::json!([]));
+        assert!(v["incomplete"].is_null());
+    }
+}
+
+#[test]
+fn storms_name_the_slow_receiver_that_started_them() {
+    // h4 takes data at 25 Gb/s (PCIe-bound), h0 sends to it at 100 Gb/s: h4's NIC pauses
+    // `right`, whose ingress from the bottleneck fills and pauses `left`, which pauses h0.
+    // Nothing else congests, so every storm, two hops away included, started at h4's NIC.
+    let toml = r#"
+        [topology]
+        kind = "dumbbell"
+        hosts_per_side = 4
+        host_link = { rate = "100Gbps", delay = "500ns" }
+        bottleneck_link = { rate = "100Gbps", delay = "1us" }
+        [switch]
+        buffer = "1MB"
+        [nic]
+        rx_rate = "25Gbps"
+        [pfc]
+        priorities = [3]
+        watchdog = "20us"
+        [[flow]]
+        src = 0
+        dst = 4
+        size = "4MB"
+    "#;
+    let r = run(toml).remove(0);
+    let storms = &r.summary.pfc_storm_list;
+    assert!(!storms.is_empty());
+    assert_eq!(r.summary.pfc_storms as usize, storms.len());
+    assert!(
+        storms.iter().any(|s| s.port == "left to-h0"),
+        "the pause reached the sender's switch, two switches from h4: {storms:?}"
+    );
+    for s in storms {
+        assert_eq!(s.started_by, "h4 to-right", "{s:?}");
+        assert!(s.duration_ns > 20_000.0);
+    }
+    assert!(r.summary.pfc_deadlocks.is_empty());
+    // At line rate h4 keeps up: no pause, no storm.
+    let r = run(&toml.replace("rx_rate = \"25Gbps\"", "")).remove(0);
+    assert_eq!(r.summary.pfc_pause_frames, 0);
+    assert_eq!(r.summary.pfc_storms, 0);
+}
+
+#[test]
+fn an_event_limit_stops_the_run_exactly_there_and_lists_what_is_unfinished() {
+    let toml = r#"
+        [topology]
+        kind = "star"
+        hosts = 4
+        host_link = { rate = "100Gbps", delay = "1us" }
+        [[workload]]
+        kind = "incast"
+        receiver = "h0"
+        size = "1MB"
+        [run]
+        max_events = 5000
+    "#;
+    let r = run(toml).remove(0);
+    let s = &r.summary;
+    assert_eq!(s.events, 5000);
+    assert!(s.incomplete.as_deref().unwrap().contains("run.max_events after 5000 events"));
+    let unfinished: Vec<u32> = r.flows.iter().filter(|f| f.finish_ns.is_none()).map(|f| f.flow_id).collect();
+    assert_eq!(unfinished, vec![0, 1, 2], "3 MB cannot cross a 100G link in 5000 events");
+    assert_eq!(s.unfinished_flows, unfinished);
+    assert!(r.flows.iter().all(|f| f.status.contains("stopped by run.max_events")));
+}
+
+#[test]
+fn a_wall_clock_limit_stops_a_run_and_marks_it() {
+    // The wall clock is read every 2^20 events, so a limit of 1 ns stops the P128 bench
+    // (1.26 M events) at exactly the first reading.
+    let out = tmp("max-wall");
+    let o = sim_run(
+        &root().join("benches/p128-uec.toml"),
+        &out,
+        &["--set", "run.max_wall=1ns"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = &summary(&out)["variants"][0];
+    assert_eq!(v["events"], 1 << 20);
+    assert!(v["incomplete"].as_str().unwrap().contains("run.max_wall"));
+    assert!(!v["unfinished_flows"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn conservation_holds_with_failures_loss_and_trimming_together() {
+    // A leaf-spine with a spine cable that fails and comes back, lossy cables, bit errors,
+    // trimming (UET) and PFC with go-back-N (RoCEv2): every invariant holds, every byte is
+    // delivered, dropped with a reason, trimmed or in flight, and every flow finishes.
+    let toml = r#"
+        [topology]
+        kind = "leaf-spine"
+        leaves = 2
+        spines = 2
+        hosts_per_leaf = 4
+        host_link = { rate = "100Gbps", delay = "500ns", loss = 0.001 }
+        fabric_link = { rate = "100Gbps", delay = "500ns", ber = 1e-8 }
+        [switch]
+        buffer = "1MB"
+        failover = "10us"
+        [[workload]]
+        kind = "permutation"
+        size = "1MB"
+        [[fault]]
+        link = ["leaf0", "spine1"]
+        kind = "down"
+        at = "30us"
+        until = "200us"
+        [[fault]]
+        link = ["leaf1", "spine0"]
+        kind = "flap"
+        at = "50us"
+        period = "40us"
+        count = 3
+        [[variant]]
+        name = "uet-trim"
+        nic.transport = "uet"
+        nic.lb = { kind = "reps" }
+        nic.cc = { kind = "nscc" }
+        switch.trim = { threshold = "8KB" }
+        [[variant]]
+        name = "roce-pfc"
+        pfc.priorities = [3]
+        nic.cc = { kind = "dcqcn" }
+        switch.ecn = { kmin = "20KB", kmax = "200KB", pmax = 0.2 }
+    "#;
+    for r in run(toml) {
+        let s = &r.summary;
+        assert_eq!(s.flows_completed, 8, "{}: {:?}", s.name, r.flows);
+        assert!(s.drops > 0, "{}: the cables lose frames", s.name);
+        if s.name == "uet-trim" {
+            assert!(s.trimmed > 0, "the permutation collides and trims");
+        }
+        for i in &s.invariants {
+            assert!(i.ok, "{}: {} {}", s.name, i.name, i.detail);
+        }
+    }
+}
