@@ -36,32 +36,54 @@ pub fn path(net: &Network, f: &FlowSpec) -> Vec<(BitRate, Duration)> {
     hops
 }
 
-/// Ideal FCT of `f` with payload `mtu` per packet over `hops`.
+/// Ideal FCT of `f` with payload `mtu` per packet over `hops`, in O(hops).
+///
+/// For n-1 identical full packets, all at the source at time 0, the recursion has the closed
+/// form D(i, j) = P_i + (j-1) * M_i, with P_i = sum over k <= i of s_k (+ d_k for k < i) and
+/// M_i = max over k <= i of s_k (s_k the full packet's serialization on hop k; by induction
+/// on i: the larger of the two terms of the max is always the one with M_i). The last, possibly
+/// shorter, packet then takes one step of the recursion through every hop.
 pub fn ideal_fct(f: &FlowSpec, mtu: u32, hops: &[(BitRate, Duration)]) -> Duration {
     if hops.is_empty() {
         return Duration::ZERO;
     }
     let n = f.size.div_ceil(mtu as u64);
-    let wire = |j: u64| {
-        let payload = if j + 1 < n {
-            mtu
-        } else {
-            (f.size - (n - 1) * mtu as u64) as u32
-        };
-        (roce_data_frame(payload) + PREAMBLE_IFG) as u64
-    };
-    // done[i] = D(i, j) for the current packet j.
-    let mut done = vec![0u64; hops.len()];
-    for j in 0..n {
-        let w = wire(j);
-        let mut arrived = 0u64; // D(i-1, j) + d_(i-1); the source has every packet at 0
-        for (i, &(rate, delay)) in hops.iter().enumerate() {
-            let start = arrived.max(done[i]);
-            done[i] = start + rate.tx_time(w).0;
-            arrived = done[i] + delay.0;
-        }
+    let wire = |payload: u64| (roce_data_frame(payload as u32) + PREAMBLE_IFG) as u64;
+    let (full, last) = (wire(mtu as u64), wire(f.size - (n - 1) * mtu as u64));
+    let (mut p, mut m, mut arrived) = (0u64, 0u64, 0u64);
+    for (i, &(rate, delay)) in hops.iter().enumerate() {
+        // D(i, n-1): when the full packet ahead of the last one leaves hop i (0 if none).
+        let s = rate.tx_time(full).0;
+        p += s + if i > 0 { hops[i - 1].1.0 } else { 0 };
+        m = m.max(s);
+        let ahead = if n > 1 { p + (n - 2) * m } else { 0 };
+        let done = arrived.max(ahead) + rate.tx_time(last).0;
+        arrived = done + delay.0;
     }
-    Duration(done[hops.len() - 1] + hops[hops.len() - 1].1.0)
+    Duration(arrived)
+}
+
+/// A lower bound on the FCT of `f` under any routing, spraying over parallel paths
+/// included (what the causality invariant checks against; `ideal_fct` assumes one path).
+/// Every byte leaves through the source's own cables and enters through the destination's,
+/// so all frames take at least their wire time at the smaller of the two nodes' total rates;
+/// then the last frame still crosses the remaining hops store and forward (at no more than
+/// the fastest rate in the fabric), and every hop's propagation delay.
+pub fn min_fct(net: &Network, f: &FlowSpec, mtu: u32) -> Duration {
+    let hops = path(net, f);
+    if hops.is_empty() {
+        return Duration::ZERO;
+    }
+    let n = f.size.div_ceil(mtu as u64);
+    let last = f.size - (n - 1) * mtu as u64;
+    let wire = |payload: u64| (roce_data_frame(payload as u32) + PREAMBLE_IFG) as u64;
+    let total = (n - 1) * wire(mtu as u64) + wire(last);
+    let capacity =
+        |node: crate::ids::NodeId| BitRate(net.ports_of(node).map(|p| net.ports[p.idx()].rate.0).sum());
+    let edge = capacity(net.host_node[f.src.idx()]).min(capacity(net.host_node[f.dst.idx()]));
+    let fastest = net.ports.iter().map(|p| p.rate).max().unwrap_or(edge);
+    let propagation: Duration = hops.iter().map(|h| h.1).fold(Duration::ZERO, |a, d| a + d);
+    edge.tx_time(total) + fastest.tx_time(wire(last)) * (hops.len() as u64 - 1) + propagation
 }
 
 #[cfg(test)]
@@ -107,5 +129,94 @@ mod tests {
         let w = 4096 + 82;
         let expected = fast.tx_time(w).0 + d.0 + slow.tx_time(10 * w).0 + d.0;
         assert_eq!(ideal_fct(&f, 4096, &[(fast, d), (slow, d)]), Duration(expected));
+    }
+
+    /// The tandem recursion written out packet by packet: the reference for the closed form.
+    fn recursion(f: &FlowSpec, mtu: u32, hops: &[(BitRate, Duration)]) -> Duration {
+        let n = f.size.div_ceil(mtu as u64);
+        let mut done = vec![0u64; hops.len()];
+        for j in 0..n {
+            let payload = if j + 1 < n {
+                mtu as u64
+            } else {
+                f.size - (n - 1) * mtu as u64
+            };
+            let w = (roce_data_frame(payload as u32) + PREAMBLE_IFG) as u64;
+            let mut arrived = 0u64;
+            for (i, &(rate, delay)) in hops.iter().enumerate() {
+                done[i] = arrived.max(done[i]) + rate.tx_time(w).0;
+                arrived = done[i] + delay.0;
+            }
+        }
+        Duration(done[hops.len() - 1] + hops[hops.len() - 1].1.0)
+    }
+
+    #[test]
+    fn the_closed_form_is_the_recursion() {
+        use rand::{RngExt, SeedableRng, rngs::Xoshiro256PlusPlus};
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+        let rates = [10, 25, 40, 50, 100, 200, 400, 800];
+        for _ in 0..2000 {
+            let hops: Vec<(BitRate, Duration)> = (0..rng.random_range(1..7))
+                .map(|_| {
+                    let r = BitRate::gbps(rates[rng.random_range(0..rates.len())]);
+                    (r, Duration(rng.random_range(0..3_000_000)))
+                })
+                .collect();
+            let mtu = [256, 1024, 4096, 9000][rng.random_range(0..4)];
+            let f = FlowSpec {
+                src: HostId(0),
+                dst: HostId(1),
+                size: rng.random_range(1..200_000),
+                start: Time::ZERO,
+                prio: 3,
+                deps: crate::workload::Deps::None,
+            };
+            assert_eq!(
+                ideal_fct(&f, mtu, &hops),
+                recursion(&f, mtu, &hops),
+                "{hops:?} {} B",
+                f.size
+            );
+        }
+    }
+
+    #[test]
+    fn the_lower_bound_lets_spraying_beat_one_slow_path_but_not_the_host_link() {
+        // 100G hosts, two spines at 50G: one path's ideal is bound by 50G, spraying over
+        // both is not; no routing beats the 100G host cables.
+        let link = |gbps: u64| crate::topology::LinkConfig {
+            rate: BitRate::gbps(gbps),
+            delay: Some(Duration::from_ns(100)),
+            cable: None,
+            loss: 0.0,
+            ber: 0.0,
+        };
+        let topo = crate::topology::TopologyConfig::LeafSpine {
+            leaves: 2,
+            spines: 2,
+            hosts_per_leaf: 1,
+            host_link: link(100),
+            fabric_link: link(50),
+            links_per_spine: 1,
+        }
+        .build()
+        .unwrap();
+        let net = Network::build(&topo);
+        let f = FlowSpec {
+            src: HostId(0),
+            dst: HostId(1),
+            size: 4096 * 100,
+            start: Time::ZERO,
+            prio: 3,
+            deps: crate::workload::Deps::None,
+        };
+        let w = 4096 + 82;
+        let (c, d) = (BitRate::gbps(100), 100_000);
+        // All 100 frames at 100G, then the last one over 3 more hops at the fastest (100G),
+        // and 4 cables of 100 ns.
+        let expected = c.tx_time(100 * w).0 + 3 * c.tx_time(w).0 + 4 * d;
+        assert_eq!(min_fct(&net, &f, 4096), Duration(expected));
+        assert!(min_fct(&net, &f, 4096) < ideal_fct(&f, 4096, &path(&net, &f)));
     }
 }

@@ -133,7 +133,11 @@ impl Network {
 
     /// The node and the port's name: `leaf0 to-spine1`.
     pub fn port_label(&self, p: PortId) -> String {
-        format!("{} {}", self.names[self.port_node[p.idx()].idx()], self.port_name(p))
+        format!(
+            "{} {}",
+            self.names[self.port_node[p.idx()].idx()],
+            self.port_name(p)
+        )
     }
 
     /// A readable name for a port: the node it is cabled to, with `#k` for the k-th parallel

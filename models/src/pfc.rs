@@ -134,18 +134,33 @@ impl PfcConfig {
     }
 
     /// The refresh must come before the pause it renews expires on the fastest port.
+    /// A pause must outlast its renewal: the refresh, the PFC frame on the wire and the
+    /// peer's response time (at the fastest port, where a pause is shortest). Otherwise the
+    /// peer resumes between refreshes and a lossless class drops.
     pub fn validate_rates(&self, fastest: BitRate) -> Result<(), FieldError> {
-        let pause = Self::pause_time(fastest, self.quanta);
-        match self.refresh {
-            Some(r) if !self.priorities.is_empty() && r >= pause => Err(FieldError::new(
-                "pfc.refresh",
-                format!(
-                    "{r} lets a pause of {} quanta ({pause} at {fastest}) expire before it is renewed",
-                    self.quanta
-                ),
-            )),
-            _ => Ok(()),
+        if self.priorities.is_empty() {
+            return Ok(());
         }
+        let pause = Self::pause_time(fastest, self.quanta);
+        let refresh = self.refresh_interval(fastest);
+        let renewal = fastest.tx_time((PFC_FRAME + PREAMBLE_IFG) as u64) + self.response_time(fastest);
+        if refresh + renewal < pause {
+            return Ok(());
+        }
+        let key = if self.refresh.is_some() {
+            "pfc.refresh"
+        } else {
+            "pfc.quanta"
+        };
+        Err(FieldError::new(
+            key,
+            format!(
+                "a pause of {} quanta ({pause} at {fastest}) expires before a refresh every {refresh} renews it (a renewal takes {renewal}: the PFC frame and the peer's {}-quanta response); the default refresh needs at least {} quanta",
+                self.quanta,
+                self.response_quanta,
+                2 * self.response_quanta as u32 + 3
+            ),
+        ))
     }
 
     /// Bit mask of lossless priorities.

@@ -390,10 +390,15 @@ fn invariants(sim: &Sim, flows: &[FlowRecord]) -> Vec<Invariant> {
             format!("flows delivered more or less than their size: {over:?}")
         },
     );
+    let mtu = sim.variant.nic.mtu.0 as u32;
     let early: Vec<u32> = flows
         .iter()
-        .filter(|f| f.fct_ns.is_some_and(|fct| fct + 1e-3 < f.ideal_fct_ns))
-        .map(|f| f.flow_id)
+        .zip(&sim.flows)
+        .filter(|(r, f)| {
+            let bound = crate::ideal::min_fct(&sim.net, &f.spec, mtu).as_ns_f64();
+            r.fct_ns.is_some_and(|fct| fct + 1e-3 < bound)
+        })
+        .map(|(r, _)| r.flow_id)
         .collect();
     check(
         "causality",

@@ -51,6 +51,14 @@ impl LinkConfig {
             ));
         }
         match (self.delay, self.cable) {
+            (Some(Duration::ZERO), None) => Err(FieldError::new(
+                format!("{key}.delay"),
+                "must be greater than zero (signals take 5 ns per metre of cable)",
+            )),
+            (None, Some(len)) if cable_delay(len) == Duration::ZERO => Err(FieldError::new(
+                format!("{key}.cable"),
+                format!("must be longer than zero, got {len}"),
+            )),
             (Some(d), None) => Ok(d),
             (None, Some(len)) => Ok(cable_delay(len)),
             (Some(_), Some(_)) => Err(FieldError::new(key, "give either `delay` or `cable`, not both")),
@@ -142,6 +150,8 @@ pub struct Topology {
     pub hosts: Vec<NodeId>,
     /// Hosts forward packets that are not theirs (switchless rings).
     pub hosts_forward: bool,
+    /// Rate of each node's first cable (for a host, its NIC's line rate), 0 without one.
+    first_rate: Vec<BitRate>,
 }
 
 /// Largest fabric we agree to build (nodes), to turn typos like `k = 4000` into errors.
@@ -184,6 +194,7 @@ impl Topology {
     fn add(&mut self, name: String, kind: NodeKind) -> NodeId {
         let id = NodeId(self.nodes.len() as u32);
         self.nodes.push(NodeSpec { name, kind });
+        self.first_rate.push(BitRate(0));
         if kind == NodeKind::Host {
             self.hosts.push(id);
         }
@@ -191,6 +202,11 @@ impl Topology {
     }
 
     fn connect(&mut self, a: NodeId, b: NodeId, l: &LinkConfig, delay: Duration) {
+        for end in [a, b] {
+            if self.first_rate[end.idx()].0 == 0 {
+                self.first_rate[end.idx()] = l.rate;
+            }
+        }
         self.links.push(LinkSpec {
             a,
             b,
@@ -209,11 +225,10 @@ impl Topology {
 
     /// Rate of the first cable of host `h` (its NIC's line rate).
     pub fn host_rate(&self, h: crate::ids::HostId) -> BitRate {
-        let node = self.hosts[h.idx()];
-        self.links
-            .iter()
-            .find(|l| l.a == node || l.b == node)
-            .map_or(BitRate(1), |l| l.rate)
+        match self.first_rate[self.hosts[h.idx()].idx()] {
+            BitRate(0) => BitRate(1),
+            r => r,
+        }
     }
 
     pub fn node_name(&self, n: NodeId) -> &str {

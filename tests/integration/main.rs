@@ -7,6 +7,7 @@ mod cli;
 mod closed_form;
 mod common;
 mod faults;
+mod fuzz;
 mod golden;
 mod queueing;
 mod reliability;

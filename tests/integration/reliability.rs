@@ -33,7 +33,10 @@ fn the_ring_deadlock_is_found_reported_and_stopped() {
     // egress to the next, in order.
     let cycle: Vec<String> = (0..5).map(|i| format!("sw{i} to-sw{}", (i + 1) % 5)).collect();
     let mut got: Vec<String> = serde_json::from_value(d["cycle"].clone()).unwrap();
-    let first = got.iter().position(|p| p == &cycle[0]).expect("sw0's egress is in the cycle");
+    let first = got
+        .iter()
+        .position(|p| p == &cycle[0])
+        .expect("sw0's egress is in the cycle");
     got.rotate_left(first);
     assert_eq!(got, cycle);
     assert_eq!(d["priority"], 3);
@@ -41,13 +44,22 @@ fn the_ring_deadlock_is_found_reported_and_stopped() {
     // after that: checks run every quarter of it.
     let stuck = d["detected_ns"].as_f64().unwrap() - d["since_ns"].as_f64().unwrap();
     assert!((200_000.0..=250_000.0).contains(&stuck), "stuck for {stuck} ns");
-    let why = v["incomplete"].as_str().expect("stopped runs are marked incomplete");
+    let why = v["incomplete"]
+        .as_str()
+        .expect("stopped runs are marked incomplete");
     assert!(why.contains("PFC deadlock on priority 3"), "{why}");
     assert_eq!(v["unfinished_flows"], serde_json::json!([0, 1, 2, 3, 4]));
     let flows = std::fs::read_to_string(out.join("flows.csv")).unwrap();
-    let stuck_rows = flows.lines().filter(|l| l.starts_with("roce-pfc,")).collect::<Vec<_>>();
+    let stuck_rows = flows
+        .lines()
+        .filter(|l| l.starts_with("roce-pfc,"))
+        .collect::<Vec<_>>();
     assert_eq!(stuck_rows.len(), 5);
-    assert!(stuck_rows.iter().all(|l| l.contains("unfinished: in progress when the run was stopped by a PFC deadlock")));
+    assert!(
+        stuck_rows
+            .iter()
+            .all(|l| l.contains("unfinished: in progress when the run was stopped by a PFC deadlock"))
+    );
 
     // "continue" reports the same cycle and runs on to run.max_time.
     let c = variant(&s, "roce-pfc-continue");
@@ -156,11 +168,29 @@ fn an_event_limit_stops_the_run_exactly_there_and_lists_what_is_unfinished() {
     let r = run(toml).remove(0);
     let s = &r.summary;
     assert_eq!(s.events, 5000);
-    assert!(s.incomplete.as_deref().unwrap().contains("run.max_events after 5000 events"));
-    let unfinished: Vec<u32> = r.flows.iter().filter(|f| f.finish_ns.is_none()).map(|f| f.flow_id).collect();
-    assert_eq!(unfinished, vec![0, 1, 2], "3 MB cannot cross a 100G link in 5000 events");
+    assert!(
+        s.incomplete
+            .as_deref()
+            .unwrap()
+            .contains("run.max_events after 5000 events")
+    );
+    let unfinished: Vec<u32> = r
+        .flows
+        .iter()
+        .filter(|f| f.finish_ns.is_none())
+        .map(|f| f.flow_id)
+        .collect();
+    assert_eq!(
+        unfinished,
+        vec![0, 1, 2],
+        "3 MB cannot cross a 100G link in 5000 events"
+    );
     assert_eq!(s.unfinished_flows, unfinished);
-    assert!(r.flows.iter().all(|f| f.status.contains("stopped by run.max_events")));
+    assert!(
+        r.flows
+            .iter()
+            .all(|f| f.status.contains("stopped by run.max_events"))
+    );
 }
 
 #[test]

@@ -47,26 +47,35 @@ impl RxBuffer {
 }
 
 /// Receive buffers for every port of every host (in the order the topology lists each host's
-/// cables), or none when the host drains at line rate.
+/// cables), or none when the host drains at line rate. `latency` is the switches' pipeline
+/// latency: a pause sent to a switch reaches it that much later, so headroom covers it too.
 pub fn build(
     t: &crate::topology::Topology,
     nic: &super::NicConfig,
     pfc: &crate::pfc::PfcConfig,
     max_frame: u32,
+    latency: sim_core::Duration,
 ) -> Result<Vec<Vec<RxBuffer>>, crate::scenario::FieldError> {
     let Some(rate) = nic.rx_rate else {
         return Ok(vec![Vec::new(); t.hosts.len()]);
     };
+    let mut cables: Vec<Vec<&crate::topology::LinkSpec>> = vec![Vec::new(); t.nodes.len()];
+    for l in &t.links {
+        cables[l.a.idx()].push(l);
+        if l.b != l.a {
+            cables[l.b.idx()].push(l);
+        }
+    }
     let mut out = Vec::with_capacity(t.hosts.len());
     for &h in &t.hosts {
         let mut bufs = Vec::new();
-        for l in t.links.iter().filter(|l| l.a == h || l.b == h) {
+        for l in &cables[h.idx()] {
             let headroom = if pfc.mask() == 0 {
                 0
             } else {
                 crate::pfc::PfcConfig::headroom_needed(
                     l.rate,
-                    l.delay,
+                    l.delay + latency,
                     max_frame,
                     pfc.response_time(l.rate),
                     1,

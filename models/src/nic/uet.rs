@@ -56,6 +56,13 @@ pub struct UetPdc {
 }
 
 impl UetPdc {
+    /// Bytes of per-packet state a flow of `packets` keeps (sender state per PSN, receiver
+    /// bitmap), for the memory check at validation.
+    pub const fn state_bytes(packets: u64) -> u64 {
+        packets * (std::mem::size_of::<Tx>() + std::mem::size_of::<sim_core::Time>()) as u64
+            + packets.div_ceil(64) * 8
+    }
+
     pub fn new(packets: u32) -> Self {
         UetPdc {
             tx: vec![Tx::Unsent; packets as usize],

@@ -10,9 +10,11 @@
 //! NIC, transport, limits), which is how RoCEv2 and UEC are put side by side.
 
 pub mod error;
+pub mod limits;
 pub mod overrides;
 
 pub use error::{FieldError, Origin, ScenarioError};
+pub use limits::RunLimits;
 
 use crate::nic::{CcConfig, NicConfig};
 use crate::pfc::PfcConfig;
@@ -24,84 +26,6 @@ use serde::Deserialize;
 use sim_core::{Duration, RngStreams};
 use std::path::Path;
 use toml::{Table, Value};
-
-/// Bounds on a run. A run stopped by one is reported as incomplete, with the reason, and its
-/// results are written as usual. Every bound has a default, so no run can go on forever.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RunLimits {
-    /// Stop at this simulated time (default [`DEFAULT_MAX_TIME`]).
-    #[serde(default)]
-    pub max_time: Option<Duration>,
-    /// Stop after this many events (default [`DEFAULT_MAX_EVENTS`]).
-    #[serde(default)]
-    pub max_events: Option<u64>,
-    /// Stop after this much wall-clock time (default [`DEFAULT_MAX_WALL`]). The only bound that
-    /// is not reproducible: where it stops depends on the machine.
-    #[serde(default)]
-    pub max_wall: Option<Duration>,
-    /// Time series sampling interval (default 5 us; doubles as needed to stay in max_samples).
-    #[serde(default = "default_interval")]
-    pub sample_interval: Duration,
-    /// Samples kept per series (default 1000).
-    #[serde(default = "default_samples")]
-    pub max_samples: usize,
-    /// Rows kept in events.csv (default 100000); the rest are counted.
-    #[serde(default = "default_log")]
-    pub event_log: usize,
-}
-
-/// Simulated time a run may cover unless `run.max_time` says otherwise: ten thousand times
-/// a millisecond-scale datacenter experiment.
-pub const DEFAULT_MAX_TIME: Duration = Duration(10 * 1_000_000_000_000);
-/// Events a run may process unless `run.max_events` says otherwise (about an hour at 3 M/s).
-pub const DEFAULT_MAX_EVENTS: u64 = 10_000_000_000;
-/// Wall-clock time a run may take unless `run.max_wall` says otherwise.
-pub const DEFAULT_MAX_WALL: Duration = Duration(3600 * 1_000_000_000_000);
-
-impl Default for RunLimits {
-    fn default() -> Self {
-        RunLimits {
-            max_time: None,
-            max_events: None,
-            max_wall: None,
-            sample_interval: default_interval(),
-            max_samples: default_samples(),
-            event_log: default_log(),
-        }
-    }
-}
-
-impl RunLimits {
-    /// The simulated-time bound in force.
-    pub fn time(&self) -> Duration {
-        self.max_time.unwrap_or(DEFAULT_MAX_TIME)
-    }
-    pub fn events(&self) -> u64 {
-        self.max_events.unwrap_or(DEFAULT_MAX_EVENTS)
-    }
-    pub fn wall(&self) -> std::time::Duration {
-        let d = self.max_wall.unwrap_or(DEFAULT_MAX_WALL);
-        std::time::Duration::from_nanos(d.0 / 1000)
-    }
-    pub fn telemetry(&self) -> crate::telemetry::TelemetryConfig {
-        crate::telemetry::TelemetryConfig {
-            sample_interval: self.sample_interval,
-            max_samples: self.max_samples,
-            event_log: self.event_log,
-        }
-    }
-}
-
-fn default_interval() -> Duration {
-    Duration::from_us(5)
-}
-fn default_samples() -> usize {
-    1000
-}
-fn default_log() -> usize {
-    100_000
-}
 
 /// The file as written (after overrides and variant merging).
 #[derive(Debug, Clone, Deserialize)]
@@ -251,6 +175,16 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
             .generate(i, &topology, &streams, dir)
             .map_err(|e| ctx.field(e, None))?;
         crate::workload::append(&mut flows, more);
+        if flows.len() > crate::workload::MAX_FLOWS {
+            let e = FieldError::new(
+                format!("workload[{i}]"),
+                format!(
+                    "the workloads add up to more than {} flows",
+                    crate::workload::MAX_FLOWS
+                ),
+            );
+            return Err(ctx.field(e, None));
+        }
     }
     if flows.is_empty() {
         return Err(ctx.field(
@@ -274,6 +208,7 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
     }
     let largest = flows.iter().map(|f| f.size).max().unwrap_or(0);
     for (i, v) in variants.iter().enumerate() {
+        limits::check_state(&flows, v).map_err(|e| ctx.field(e, None))?;
         if largest.div_ceil(v.nic.mtu.0) > u32::MAX as u64 {
             let key = if variant_tables.is_empty() {
                 "nic.mtu".to_string()
@@ -321,12 +256,15 @@ fn try_deserialize(v: Value) -> Result<ScenarioFile, (String, String)> {
                 path = format!("{path}.{field}");
             }
         }
-        if path == "." {
-            path = msg
-                .strip_prefix("missing field `")
-                .and_then(|m| m.split('`').next())
-                .unwrap_or("")
-                .to_string();
+        // A missing field is named in full: `topology`, `topology.hosts`.
+        if let Some(field) = msg
+            .strip_prefix("missing field `")
+            .and_then(|m| m.split('`').next())
+        {
+            path = match path.as_str() {
+                "" | "." => field.to_string(),
+                p => format!("{p}.{field}"),
+            };
         }
         (path, msg)
     })
@@ -455,6 +393,10 @@ impl Ctx<'_> {
         };
         // serde buffers tagged enums (`kind = ...`), which hides the key inside them that
         // failed: find it by asking which key's removal changes the error.
+        if msg.starts_with("missing field") {
+            // Named in full by try_deserialize; the error points at the nearest written table.
+            return Err(self.field(FieldError::new(path, msg), variant));
+        }
         let mut at = parse_path(&path);
         while !at.is_empty() && get(&v, &at).is_none() {
             at.pop(); // an unknown key: start from the nearest table that exists
@@ -491,8 +433,12 @@ impl Ctx<'_> {
             }
         }
         let max_frame = f.nic.max_frame();
+        f.switch
+            .validate_fabric(topo, &f.pfc)
+            .map_err(|e| self.field(e, index))?;
         crate::switch::build_buffers(topo, &f.switch, &f.pfc, max_frame).map_err(|e| self.field(e, index))?;
-        crate::nic::rx::build(topo, &f.nic, &f.pfc, max_frame).map_err(|e| self.field(e, index))?;
+        crate::nic::rx::build(topo, &f.nic, &f.pfc, max_frame, f.switch.latency)
+            .map_err(|e| self.field(e, index))?;
         if f.run.sample_interval == Duration::ZERO {
             return Err(self.field(
                 FieldError::new(key("run.sample_interval"), "must be greater than zero"),

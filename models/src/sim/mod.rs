@@ -275,6 +275,7 @@ impl<'a> Sim<'a> {
             &variant.nic,
             &variant.pfc,
             variant.max_frame(),
+            variant.switch.latency,
         )
         .expect("validated when the scenario was loaded");
         let mut rx = vec![None; net.ports.len()];

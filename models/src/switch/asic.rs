@@ -39,13 +39,16 @@ pub struct Profile {
     pub queue_alpha_log2: i8,
     /// Headroom per lossless PG when the profile fixes it (None: computed from the cable).
     pub headroom: Option<u64>,
+    /// Most front-panel ports the ASIC can drive (all lanes broken out to single-lane ports).
+    pub ports: u32,
 }
 
 impl Asic {
     pub fn profile(self) -> Profile {
         match self {
-            // 32 MB (Broadcom BCM56870 product brief); 256 B cells (our estimate); SONiC's
-            // Broadcom templates: lossy egress dynamic_th 3, lossless PG dynamic_th -4.
+            // 32 MB (Broadcom BCM56870 product brief: 32 x 100GbE or 128 x 25GbE); 256 B cells
+            // (our estimate); SONiC's Broadcom templates: lossy egress dynamic_th 3, lossless
+            // PG dynamic_th -4.
             Asic::Trident3 => Profile {
                 buffer: 32_000_000,
                 cell: 256,
@@ -53,8 +56,10 @@ impl Asic {
                 pg_alpha_log2: -4,
                 queue_alpha_log2: 3,
                 headroom: None,
+                ports: 128,
             },
-            // 42 MB fully shared (NVIDIA SN3700C datasheet); SONiC Mellanox default_dynamic_th 0.
+            // 42 MB fully shared (NVIDIA SN3700C datasheet; up to 128 ports with breakout);
+            // SONiC Mellanox default_dynamic_th 0.
             Asic::Spectrum2 => Profile {
                 buffer: 42_000_000,
                 cell: 144,
@@ -62,8 +67,10 @@ impl Asic {
                 pg_alpha_log2: 0,
                 queue_alpha_log2: 0,
                 headroom: None,
+                ports: 128,
             },
-            // 16 MB (SN2700 datasheet); cell 96 B (our estimate).
+            // 16 MB (SN2700 datasheet: 32 x 100GbE, up to 64 ports split); cell 96 B (our
+            // estimate).
             Asic::Spectrum => Profile {
                 buffer: 16_000_000,
                 cell: 96,
@@ -71,8 +78,10 @@ impl Asic {
                 pg_alpha_log2: 0,
                 queue_alpha_log2: 0,
                 headroom: None,
+                ports: 64,
             },
-            // 16 MB in four 4 MB ingress/egress slices (Broadcom BCM56960 brief); 208 B cells.
+            // 16 MB in four 4 MB ingress/egress slices (Broadcom BCM56960 brief: 32 x 100GbE or
+            // 128 x 25GbE); 208 B cells.
             Asic::Tomahawk => Profile {
                 buffer: 16_000_000,
                 cell: 208,
@@ -80,9 +89,11 @@ impl Asic {
                 pg_alpha_log2: -4,
                 queue_alpha_log2: 3,
                 headroom: None,
+                ports: 128,
             },
             // A few MB and a fixed small headroom: PFC cannot cover a 100G cable, so bursts
-            // overrun it (our estimate of a 98DX8525-class campus ASIC).
+            // overrun it (our estimate of a 98DX8525-class campus ASIC; the CRS504-4XQ has four
+            // QSFP28 cages, 16 ports broken out).
             Asic::Campus => Profile {
                 buffer: 2_000_000,
                 cell: 256,
@@ -90,6 +101,7 @@ impl Asic {
                 pg_alpha_log2: -2,
                 queue_alpha_log2: 0,
                 headroom: Some(8_192),
+                ports: 16,
             },
         }
     }

@@ -53,6 +53,9 @@ pub struct SwitchConfig {
     /// How a switch picks among equal-cost next hops.
     #[serde(default)]
     pub routing: Routing,
+    /// Ports per switch (overrides the profile's most ports, to model a bigger chassis).
+    #[serde(default)]
+    pub ports: Option<u32>,
     /// Pipeline latency of a switch (store-and-forward forwarding delay), added to every
     /// frame it receives.
     #[serde(default)]
@@ -99,6 +102,7 @@ impl Default for SwitchConfig {
             ecn: None,
             trim: None,
             routing: Routing::default(),
+            ports: None,
             latency: sim_core::Duration::ZERO,
             failover: default_failover(),
         }
@@ -140,6 +144,15 @@ impl SwitchConfig {
         }
         if let Some(t) = &self.trim {
             t.validate()?;
+            if let Some(th) = t.threshold.filter(|th| th.0 > buffer) {
+                return Err(FieldError::new(
+                    "switch.trim.threshold",
+                    format!("{th} is above the buffer ({buffer} B): a queue never gets that long"),
+                ));
+            }
+        }
+        if self.ports == Some(0) {
+            return Err(FieldError::new("switch.ports", "must be at least 1"));
         }
         if let Some(e) = &self.ecn {
             e.validate("switch.ecn")?;
@@ -149,6 +162,48 @@ impl SwitchConfig {
                     format!("kmin {} is above the buffer ({buffer} B)", e.kmin),
                 ));
             }
+        }
+        Ok(())
+    }
+
+    /// Checks that need the fabric: no switch has more cables than the ASIC has ports, and a
+    /// static PFC XOFF threshold fits the buffer.
+    pub fn validate_fabric(
+        &self,
+        topo: &crate::topology::Topology,
+        pfc: &crate::pfc::PfcConfig,
+    ) -> Result<(), FieldError> {
+        let buffer = self.buffer.map_or(self.asic.profile().buffer, |b| b.0);
+        if let Some(x) = pfc.xoff.filter(|x| !pfc.priorities.is_empty() && x.0 > buffer) {
+            return Err(FieldError::new(
+                "pfc.xoff",
+                format!("{x} is above the switch buffer ({buffer} B): no XOFF would ever be sent"),
+            ));
+        }
+        let most = self.ports.unwrap_or(self.asic.profile().ports);
+        let mut cables = vec![0u32; topo.nodes.len()];
+        for l in &topo.links {
+            cables[l.a.idx()] += 1;
+            cables[l.b.idx()] += 1;
+        }
+        let crowded = topo
+            .nodes
+            .iter()
+            .zip(&cables)
+            .find(|(n, c)| n.kind == crate::topology::NodeKind::Switch && **c > most);
+        if let Some((n, c)) = crowded {
+            let key = if self.ports.is_some() {
+                "switch.ports"
+            } else {
+                "switch.asic"
+            };
+            return Err(FieldError::new(
+                key,
+                format!(
+                    "switch {} has {c} cables, more than the {most} ports of this switch; pick a larger ASIC, set switch.ports for a bigger chassis, or use fewer hosts per switch",
+                    n.name
+                ),
+            ));
         }
         Ok(())
     }
@@ -212,6 +267,9 @@ pub fn build_buffers(
         }
         let (mut headroom, mut adequate) = (Vec::new(), Vec::new());
         for &(rate, delay) in &per_node[n] {
+            // Frames spend the pipeline latency inside this switch before it can count them
+            // (and a pause to a switch peer as long inside it): the cable looks that much longer.
+            let delay = delay + sw.latency;
             let needed =
                 PfcConfig::headroom_needed(rate, delay, max_frame, pfc.response_time(rate), params.cell);
             let h = if lossless == 0 {

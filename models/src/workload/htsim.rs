@@ -33,9 +33,11 @@ enum Kind {
 /// Parse a connection matrix for a fabric of `hosts` hosts; data packets at `prio` unless a
 /// line says otherwise.
 pub fn parse(text: &str, hosts: usize, prio: u8) -> Result<Vec<FlowSpec>, String> {
-    let mut nodes: Option<usize> = None;
+    let mut nodes: Option<(usize, usize)> = None; // (count, line)
     let mut flows: Vec<FlowSpec> = Vec::new();
     let mut waits: Vec<Option<u32>> = Vec::new();
+    let mut lines: Vec<usize> = Vec::new(); // of each connection
+    let mut trigger_lines: HashMap<u32, usize> = HashMap::new();
     let mut fires: HashMap<u32, Vec<usize>> = HashMap::new();
     let mut triggers: HashMap<u32, Kind> = HashMap::new();
     for (n, raw) in text.lines().enumerate() {
@@ -44,10 +46,11 @@ pub fn parse(text: &str, hosts: usize, prio: u8) -> Result<Vec<FlowSpec>, String
         match words.as_slice() {
             [] => continue,
             ["Nodes", v] => {
-                nodes = Some(
+                nodes = Some((
                     v.parse()
                         .map_err(|_| at(format!("expected a node count, got \"{v}\"")))?,
-                )
+                    n + 1,
+                ))
             }
             ["Connections", _] | ["Triggers", _] => continue,
             ["trigger", "id", id, rest @ ..] => {
@@ -66,6 +69,7 @@ pub fn parse(text: &str, hosts: usize, prio: u8) -> Result<Vec<FlowSpec>, String
                     }
                 };
                 triggers.insert(id, kind);
+                trigger_lines.insert(id, n + 1);
             }
             [pair, rest @ ..] if pair.contains("->") => {
                 let (s, d) = pair.split_once("->").unwrap();
@@ -127,14 +131,15 @@ pub fn parse(text: &str, hosts: usize, prio: u8) -> Result<Vec<FlowSpec>, String
                 }
                 flows.push(spec);
                 waits.push(wait);
+                lines.push(n + 1);
             }
             _ => return Err(at(format!("cannot read \"{}\"", raw.trim()))),
         }
     }
-    let nodes = nodes.ok_or("missing the `Nodes N` line")?;
+    let (nodes, line) = nodes.ok_or("missing the `Nodes N` line")?;
     if nodes > hosts {
         return Err(format!(
-            "the matrix has {nodes} nodes but the topology only {hosts} hosts"
+            "line {line}: the matrix has {nodes} nodes but the topology only {hosts} hosts"
         ));
     }
     for (i, wait) in waits.iter().enumerate() {
@@ -145,7 +150,8 @@ pub fn parse(text: &str, hosts: usize, prio: u8) -> Result<Vec<FlowSpec>, String
                 .unwrap_or_default();
             if sources.is_empty() {
                 return Err(format!(
-                    "connection {} waits for trigger {t}, which nothing fires",
+                    "line {}: connection {} waits for trigger {t}, which nothing fires",
+                    lines[i],
                     i + 1
                 ));
             }
@@ -154,7 +160,8 @@ pub fn parse(text: &str, hosts: usize, prio: u8) -> Result<Vec<FlowSpec>, String
                 Kind::Barrier(count) if count as usize <= sources.len() => Deps::AtLeast(count, sources),
                 Kind::Barrier(count) => {
                     return Err(format!(
-                        "barrier trigger {t} waits for {count} completions but only {} connections fire it",
+                        "line {}: barrier trigger {t} waits for {count} completions but only {} connections fire it",
+                        trigger_lines.get(t).copied().unwrap_or(lines[i]),
                         sources.len()
                     ));
                 }

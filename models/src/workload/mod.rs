@@ -323,6 +323,16 @@ impl WorkloadConfig {
             deps: Deps::None,
         };
         let mut flows = Vec::new();
+        let at_most = |field: &str, count: f64, what: String| {
+            if count > MAX_FLOWS as f64 {
+                Err(FieldError::new(
+                    key(field),
+                    format!("{what}: about {count:.3e} flows, more than the {MAX_FLOWS} a scenario may have"),
+                ))
+            } else {
+                Ok(())
+            }
+        };
         match self {
             WorkloadConfig::Permutation { size, start, prio } => {
                 let (size, prio) = (check_size(*size, &key("size"))?, check_prio(*prio, &key("prio"))?);
@@ -354,6 +364,11 @@ impl WorkloadConfig {
                         "repeating an incast needs repeat >= 1 and a non-zero `period`",
                     ));
                 }
+                at_most(
+                    "repeat",
+                    count as f64 * *repeat as f64,
+                    format!("{count} senders x {repeat} repeats"),
+                )?;
                 for r in 0..*repeat as u64 {
                     let at = *start + period.unwrap_or(Duration::ZERO) * r;
                     for src in (0..n).map(host).filter(|&h| h != dst).take(count) {
@@ -363,6 +378,11 @@ impl WorkloadConfig {
             }
             WorkloadConfig::AllToAll { size, start, prio } => {
                 let (size, prio) = (check_size(*size, &key("size"))?, check_prio(*prio, &key("prio"))?);
+                at_most(
+                    "kind",
+                    n as f64 * (n as f64 - 1.0),
+                    format!("all-to-all over {n} hosts"),
+                )?;
                 for s in 0..n {
                     for d in (0..n).filter(|&d| d != s) {
                         flows.push(flow(host(s), host(d), size, *start, prio));
@@ -408,6 +428,18 @@ impl WorkloadConfig {
                     None => (0..n).map(host).filter(|&h| Some(h) != dst).collect(),
                 };
                 let end = Time::ZERO + *start + *duration;
+                let expected: f64 = srcs
+                    .iter()
+                    .map(|&src| {
+                        load * topo.host_rate(src).as_gbps() * 1e9 * duration.as_secs_f64()
+                            / (dist.mean() * 8.0)
+                    })
+                    .sum();
+                at_most(
+                    "duration",
+                    expected,
+                    format!("{load} load of {} sources for {duration}", srcs.len()),
+                )?;
                 for &src in &srcs {
                     if Some(src) == dst {
                         return Err(FieldError::new(key("dst"), "a source cannot send to itself"));
@@ -446,6 +478,7 @@ impl WorkloadConfig {
                 })?;
                 flows = htsim::parse(&text, n, prio)
                     .map_err(|e| FieldError::new(key("file"), format!("{}: {e}", path.display())))?;
+                at_most("file", flows.len() as f64, path.display().to_string())?;
             }
             WorkloadConfig::Collective {
                 op,
@@ -470,12 +503,21 @@ impl WorkloadConfig {
                         "a ring needs at least two distinct hosts",
                     ));
                 }
+                let r = ring.len() as f64;
+                at_most(
+                    "hosts",
+                    2.0 * r * (r - 1.0),
+                    format!("a ring of {} hosts", ring.len()),
+                )?;
                 flows = collective::ring(*op, &ring, size, Time::ZERO + *start, prio);
             }
         }
         Ok(flows)
     }
 }
+
+/// Most flows a scenario may have: each costs about 200 B of state, so 10 million fit a laptop.
+pub const MAX_FLOWS: usize = 10_000_000;
 
 /// Flow sizes: fixed, or drawn from a CDF.
 enum Sizes {
