@@ -264,3 +264,85 @@ fn conservation_holds_with_failures_loss_and_trimming_together() {
         }
     }
 }
+
+#[test]
+fn numeric_edge_cases_are_rejected_naming_the_key() {
+    let base = r#"
+        [topology]
+        kind = "star"
+        hosts = 4
+        host_link = { rate = "100Gbps", cable = "3m" }
+        [switch]
+        buffer = "1MB"
+        [[flow]]
+        src = "h0"
+        dst = "h1"
+        size = "1MB"
+    "#;
+    let cases: &[(&[&str], &str)] = &[
+        (&["topology.host_link.rate=0Gbps"], "topology.host_link.rate"),
+        (&["topology.host_link.rate=-5Gbps"], "topology.host_link.rate"),
+        (
+            &[r#"topology.host_link={rate="100Gbps",delay="0ns"}"#],
+            "topology.host_link.delay",
+        ),
+        (
+            &[r#"topology.host_link={rate="100Gbps",cable="0m"}"#],
+            "topology.host_link.cable",
+        ),
+        (&["flow[0].size=0B"], "flow[0].size"),
+        (&["flow[0].size=-1B"], "flow[0].size"),
+        (&["flow[0].start=-1us"], "flow[0].start"),
+        (&["flow[0].dst=h0"], "flow[0].dst"),
+        (&["switch.buffer=0B"], "switch.buffer"),
+        (
+            &[r#"switch.ecn={kmin="2MB",kmax="3MB",pmax=0.1}"#],
+            "switch.ecn.kmin",
+        ),
+        (
+            &[r#"switch.ecn={kmin="20KB",kmax="10KB",pmax=0.1}"#],
+            "switch.ecn.kmin",
+        ),
+        (&[r#"switch.trim={threshold="5MB"}"#], "switch.trim.threshold"),
+        (&["pfc.priorities=[3]", "pfc.xoff=5MB"], "pfc.xoff"),
+        (&["pfc.priorities=[3]", "pfc.quanta=100"], "pfc.quanta"),
+        (&["topology.hosts=200"], "switch.asic"),
+        (&["topology.hosts=200", "switch.ports=150"], "switch.ports"),
+        (&["run.max_events=0"], "run.max_events"),
+        (&["run.max_wall=0s"], "run.max_wall"),
+        (
+            &[
+                "workload=[{kind=\"all-to-all\",size=\"1KB\"}]",
+                "topology.hosts=5000",
+                "switch.ports=5000",
+            ],
+            "workload[0].kind",
+        ),
+        (
+            &["nic.transport=uet", "flow[0].size=1TB", "run.max_flow_state=1GB"],
+            "run.max_flow_state",
+        ),
+    ];
+    for (set, key) in cases {
+        let ov = models::scenario::Overrides {
+            set: set.iter().map(|s| s.to_string()).collect(),
+            seed: None,
+        };
+        let e = models::scenario::parse(base, "edge.toml", "edge", &ov)
+            .err()
+            .unwrap_or_else(|| panic!("{set:?} was accepted"));
+        assert!(e.to_string().contains(&format!("`{key}`")), "{set:?}: {e}");
+    }
+    // The boundaries themselves are accepted: the smallest quanta the default refresh can
+    // renew (2 x 60 + 3), and exactly the ASIC's 128 ports.
+    for set in [
+        &["pfc.priorities=[3]", "pfc.quanta=123"][..],
+        &["topology.hosts=128"][..],
+    ] {
+        let ov = models::scenario::Overrides {
+            set: set.iter().map(|s| s.to_string()).collect(),
+            seed: None,
+        };
+        models::scenario::parse(base, "edge.toml", "edge", &ov).unwrap_or_else(|e| panic!("{set:?}: {e}"));
+    }
+}
