@@ -12,7 +12,8 @@
 //! Events: `TxDone(port)` (a frame finished serializing: hand it to the link, start the next),
 //! `Arrive(port)` (the head frame on port's link reached the far end), `FlowStart`, and the
 //! timers: `Resume` (a PFC pause expired), `PfcRefresh` (re-send XOFF), `NicWake` (a
-//! rate-limited QP may send), `Rto` (retransmission timer), `CcTimer` (DCQCN rate increase).
+//! rate-limited QP may send), `Rto` (retransmission timer), `CcTimer` (DCQCN rate increase),
+//! `DeadlockCheck` (a look for cyclic pause dependencies while ports are paused; `pfc_watch.rs`).
 //! A busy port has exactly one pending `TxDone`, a busy link one `Arrive`.
 
 mod fabric;
