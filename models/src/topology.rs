@@ -223,6 +223,16 @@ impl Topology {
             .collect()
     }
 
+    /// `hosts` new hosts, then a switch `name` cabled to each of them.
+    fn add_edge_switch(&mut self, name: String, hosts: u32, link: &LinkConfig, delay: Duration) -> NodeId {
+        let hosts = self.add_hosts(hosts);
+        let sw = self.add(name, NodeKind::Switch);
+        for h in hosts {
+            self.connect(h, sw, link, delay);
+        }
+        sw
+    }
+
     /// Rate of the first cable of host `h` (its NIC's line rate).
     pub fn host_rate(&self, h: crate::ids::HostId) -> BitRate {
         match self.first_rate[self.hosts[h.idx()].idx()] {
@@ -297,15 +307,9 @@ impl TopologyConfig {
                 size_check(*switches as u64 * (*hosts_per_switch as u64 + 1))?;
                 let hd = host_link.delay("topology.host_link")?;
                 let rd = ring_link.delay("topology.ring_link")?;
-                let mut sws = Vec::new();
-                for i in 0..*switches {
-                    let hosts = t.add_hosts(*hosts_per_switch);
-                    let sw = t.add(format!("sw{i}"), NodeKind::Switch);
-                    for h in hosts {
-                        t.connect(h, sw, host_link, hd);
-                    }
-                    sws.push(sw);
-                }
+                let sws: Vec<NodeId> = (0..*switches)
+                    .map(|i| t.add_edge_switch(format!("sw{i}"), *hosts_per_switch, host_link, hd))
+                    .collect();
                 for i in 0..sws.len() {
                     t.connect(sws[i], sws[(i + 1) % sws.len()], ring_link, rd);
                 }
@@ -354,15 +358,9 @@ impl TopologyConfig {
                 size_check(*leaves as u64 * (*hosts_per_leaf as u64 + 1) + *spines as u64)?;
                 let hd = host_link.delay("topology.host_link")?;
                 let fd = fabric_link.delay("topology.fabric_link")?;
-                let mut leaf_ids = Vec::new();
-                for l in 0..*leaves {
-                    let hosts = t.add_hosts(*hosts_per_leaf);
-                    let leaf = t.add(format!("leaf{l}"), NodeKind::Switch);
-                    for h in hosts {
-                        t.connect(h, leaf, host_link, hd);
-                    }
-                    leaf_ids.push(leaf);
-                }
+                let leaf_ids: Vec<NodeId> = (0..*leaves)
+                    .map(|l| t.add_edge_switch(format!("leaf{l}"), *hosts_per_leaf, host_link, hd))
+                    .collect();
                 for s in 0..*spines {
                     let spine = t.add(format!("spine{s}"), NodeKind::Switch);
                     for &leaf in &leaf_ids {
