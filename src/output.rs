@@ -385,4 +385,19 @@ pub fn print_table(scenario: &Scenario, reports: &[VariantReport]) {
                 .unwrap_or_default()
         );
     }
+    // What a user must not miss, beyond the table: deadlocks a run went on past, and storms.
+    for r in reports {
+        let s = &r.summary;
+        for d in &s.pfc_deadlocks {
+            if !s.incomplete.as_deref().is_some_and(|why| why.contains(&d.text)) {
+                println!("{}: {} (detected at {})", s.name, d.text, human_ns(d.detected_ns));
+            }
+        }
+        if let Some(first) = s.pfc_storm_list.first() {
+            println!(
+                "{}: {} PFC storms (XOFF held longer than pfc.watchdog), the first at {} started by {}",
+                s.name, s.pfc_storms, first.port, first.started_by
+            );
+        }
+    }
 }
