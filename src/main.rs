@@ -39,6 +39,8 @@ pub mod exit {
     pub const BAD_INPUT: u8 = 2;
     pub const INVARIANT_VIOLATED: u8 = 3;
     pub const SWEEP_FAILURES: u8 = 4;
+    /// Ctrl-C: the results so far were written, marked interrupted (128 + SIGINT).
+    pub const INTERRUPTED: u8 = 130;
 }
 
 fn main() -> ExitCode {

@@ -8,6 +8,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use models::{Overrides, Sim, VariantReport};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 #[derive(Args, Debug)]
@@ -54,7 +56,17 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(&scenario.name));
     output::check_out(&out)?;
-    let (reports, telemetry) = simulate(&scenario, args.quiet);
+    // Ctrl-C stops the run at the next progress tick and still writes its results (marked
+    // interrupted); a second Ctrl-C quits at once.
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("\ninterrupted: writing the results so far (Ctrl-C again quits at once)");
+    });
+    let (reports, telemetry) = simulate(&scenario, args.quiet, &stop);
     output::print_table(&scenario, &reports);
     output::write_results(
         &out,
@@ -64,6 +76,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         &std::env::args().collect::<Vec<_>>(),
     )?;
     println!("results: {}", out.display());
+    if stop.load(Ordering::SeqCst) {
+        return Ok(ExitCode::from(exit::INTERRUPTED));
+    }
     let broken: Vec<String> = reports
         .iter()
         .flat_map(|r| {
@@ -83,8 +98,13 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Run every variant of `scenario`, with progress on a terminal unless `quiet`.
-pub fn simulate(scenario: &models::Scenario, quiet: bool) -> (Vec<VariantReport>, Vec<output::Telemetry>) {
+/// Run every variant of `scenario`, with progress on a terminal unless `quiet`, until `stop`
+/// is set (the variant running then is cut short, the rest are not run).
+pub fn simulate(
+    scenario: &models::Scenario,
+    quiet: bool,
+    stop: &AtomicBool,
+) -> (Vec<VariantReport>, Vec<output::Telemetry>) {
     let mut reports = Vec::new();
     let mut telemetry = Vec::new();
     for variant in &scenario.variants {
@@ -95,11 +115,15 @@ pub fn simulate(scenario: &models::Scenario, quiet: bool) -> (Vec<VariantReport>
             bar.set_message(format!("{}: simulated {now}", variant.name));
             bar.set_position(now.0 / 1_000_000);
             bar.tick();
+            !stop.load(Ordering::Relaxed)
         });
         let wall = t0.elapsed().as_secs_f64();
         bar.finish_and_clear();
         reports.push(VariantReport::new(&sim, wall));
         telemetry.push(output::Telemetry::take(&mut sim));
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
     }
     (reports, telemetry)
 }

@@ -376,7 +376,8 @@ fn run_point(sweep: &SweepFile, scenario: &Path, p: &Point, out: &Path) -> Vec<V
                 seed: Some(p.seed),
             },
         )?;
-        let (reports, telemetry) = crate::run::simulate(&sc, true);
+        let (reports, telemetry) =
+            crate::run::simulate(&sc, true, &std::sync::atomic::AtomicBool::new(false));
         let dir = out.join("points").join(format!("{:05}", p.index));
         crate::output::write_results(&dir, &sc, &reports, &telemetry, &[])?;
         let summary: serde_json::Value =

@@ -280,6 +280,7 @@ fn stop_text(s: &StopReason) -> String {
         StopReason::MaxTime(t) => format!("stopped by run.max_time at {t}"),
         StopReason::MaxEvents(n) => format!("stopped by run.max_events after {n} events"),
         StopReason::PfcDeadlock(text) => format!("stopped by a {text}"),
+        StopReason::Interrupted => "interrupted (Ctrl-C)".to_string(),
         StopReason::MaxWall(d) => format!("stopped by run.max_wall after {d:?} of wall-clock time"),
     }
 }

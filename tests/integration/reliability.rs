@@ -346,3 +346,31 @@ fn numeric_edge_cases_are_rejected_naming_the_key() {
         models::scenario::parse(base, "edge.toml", "edge", &ov).unwrap_or_else(|e| panic!("{set:?}: {e}"));
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_the_run_and_still_writes_its_results() {
+    let out = tmp("ctrl-c");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(["run", root().join("benches/p1024-uec.toml").to_str().unwrap()])
+        .args(["--out", out.to_str().unwrap(), "-q"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Loading takes about 0.3 s of CPU and the run over 3 s: interrupt it mid-way, with
+    // room on both sides for a busy machine.
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let v = &summary(&out)["variants"][0];
+    assert_eq!(v["incomplete"], "interrupted (Ctrl-C)");
+    // The simulator looks at the flag every 2^20 events.
+    assert_eq!(v["events"].as_u64().unwrap() % (1 << 20), 0);
+    assert!(!v["unfinished_flows"].as_array().unwrap().is_empty());
+}

@@ -83,6 +83,8 @@ pub enum StopReason {
     MaxWall(std::time::Duration),
     /// A PFC deadlock (`pfc.on_deadlock = "stop"`), described.
     PfcDeadlock(String),
+    /// The caller asked it to stop (Ctrl-C).
+    Interrupted,
 }
 
 /// Totals the invariants are checked against.
@@ -361,11 +363,12 @@ impl<'a> Sim<'a> {
 
     /// Run until no events remain or a limit is reached.
     pub fn run(&mut self) {
-        self.run_with_progress(|_| {});
+        self.run_with_progress(|_| true);
     }
 
     /// Run, calling `progress(now)` about every million events.
-    pub fn run_with_progress(&mut self, mut progress: impl FnMut(Time)) {
+    /// `progress` returns false to stop the run there (it is then marked interrupted).
+    pub fn run_with_progress(&mut self, mut progress: impl FnMut(Time) -> bool) {
         let limits = &self.variant.limits;
         let max_time = Time::ZERO + limits.time();
         let max_events = limits.events();
@@ -416,7 +419,10 @@ impl<'a> Sim<'a> {
                 break;
             }
             if self.totals.events & 0xf_ffff == 0 {
-                progress(self.now);
+                if !progress(self.now) {
+                    self.stopped = Some(StopReason::Interrupted);
+                    break;
+                }
                 if started.elapsed() > max_wall {
                     self.stopped = Some(StopReason::MaxWall(max_wall));
                     break;
