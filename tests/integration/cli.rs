@@ -1,6 +1,6 @@
 //! The command line as a user drives it: results contract, determinism, overrides, errors.
 
-use crate::common::{sim, tmp};
+use crate::common::{sim, summary_json, tmp};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -71,8 +71,7 @@ fn run_writes_the_results_contract() {
     let table = String::from_utf8_lossy(&o.stdout);
     assert!(table.contains("FCT p99") && table.contains("events/s"), "{table}");
 
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let summary = summary_json(&out);
     assert_eq!(summary["scenario"], "tiny");
     assert_eq!(summary["seed"], 5);
     assert!(summary["version"].is_string());
@@ -175,8 +174,7 @@ fn set_overrides_any_key_before_validation() {
         "-q",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let summary = summary_json(&out);
     assert_eq!(summary["variants"][0]["flows_total"], 9);
 
     let err = rejected(GOOD, &["--set", "topology.host_link.rate=fast"]);

@@ -27,6 +27,11 @@ pub fn sim_run(file: &Path, out: &Path, extra: &[&str]) -> Output {
     sim(&args)
 }
 
+/// The `summary.json` a run wrote into `out`.
+pub fn summary_json(out: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+}
+
 /// A fresh, empty temporary directory for one test.
 pub fn tmp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("sim-test-{}-{name}", std::process::id()));

@@ -6,7 +6,7 @@
 //!
 //! and the commit says why the numbers moved.
 
-use crate::common::sim_run;
+use crate::common::{sim_run, summary_json};
 use std::path::Path;
 
 const PINNED: [&str; 4] = [
@@ -44,8 +44,7 @@ fn fixed_seed_summaries_do_not_move() {
         ));
         let o = sim_run(&root.join(s), &out, &[]);
         assert!(o.status.success(), "{s}: {}", String::from_utf8_lossy(&o.stderr));
-        let summary: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+        let summary = summary_json(&out);
         let got = pinned_fields(&summary);
         let file = root
             .join("tests/golden")

@@ -3,10 +3,6 @@
 use crate::common::*;
 use std::path::Path;
 
-fn summary(out: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
-}
-
 fn variant<'a>(s: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     s["variants"]
         .as_array()
@@ -25,7 +21,7 @@ fn the_ring_deadlock_is_found_reported_and_stopped() {
     let out = tmp("deadlock");
     let o = sim_run(&root().join("scenarios/pfc-deadlock.toml"), &out, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let s = summary(&out);
+    let s = summary_json(&out);
 
     let v = variant(&s, "roce-pfc");
     let d = &v["pfc_deadlocks"][0];
@@ -102,7 +98,7 @@ fn a_pfc_incast_pauses_without_a_deadlock() {
     let out = tmp("no-deadlock");
     let o = sim_run(&root().join("scenarios/pfc-incast.toml"), &out, &[]);
     assert!(o.status.success());
-    for v in summary(&out)["variants"].as_array().unwrap() {
+    for v in summary_json(&out)["variants"].as_array().unwrap() {
         assert!(v["pfc_pause_frames"].as_u64().unwrap() > 0, "the incast pauses");
         assert_eq!(v["pfc_deadlocks"], serde_json::json!([]));
         assert!(v["incomplete"].is_null());
@@ -204,7 +200,7 @@ fn a_wall_clock_limit_stops_a_run_and_marks_it() {
         &["--set", "run.max_wall=1ns"],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v = &summary(&out)["variants"][0];
+    let v = &summary_json(&out)["variants"][0];
     assert_eq!(v["events"], 1 << 20);
     assert!(v["incomplete"].as_str().unwrap().contains("run.max_wall"));
     assert!(!v["unfinished_flows"].as_array().unwrap().is_empty());
@@ -368,7 +364,7 @@ fn ctrl_c_stops_the_run_and_still_writes_its_results() {
     assert!(kill.success());
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
-    let v = &summary(&out)["variants"][0];
+    let v = &summary_json(&out)["variants"][0];
     assert_eq!(v["incomplete"], "interrupted (Ctrl-C)");
     // The simulator looks at the flag every 2^20 events.
     assert_eq!(v["events"].as_u64().unwrap() % (1 << 20), 0);

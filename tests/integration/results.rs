@@ -1,7 +1,7 @@
 //! The results people look at: PNGs that decode and are not blank, stable CSV headers, a
 //! report whose numbers are the summary's, and `sim compare` across runs.
 
-use crate::common::{sim, sim_run};
+use crate::common::{sim, sim_run, summary_json};
 use std::path::{Path, PathBuf};
 
 const SCENARIO: &str = r#"# an incast, two ways
@@ -123,8 +123,7 @@ fn report_rows(out: &Path) -> Vec<Vec<String>> {
 #[test]
 fn the_report_numbers_are_the_summary_numbers() {
     let out = run_into("report", "1");
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let summary = summary_json(&out);
     let rows = report_rows(&out);
     let variants = summary["variants"].as_array().unwrap();
     assert_eq!(rows.len(), variants.len());
