@@ -34,6 +34,16 @@ pub struct RunArgs {
 }
 
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
+    // Ctrl-C stops the run at its next progress tick and still writes its results (marked
+    // interrupted); installed first, so an early Ctrl-C is caught too; a second Ctrl-C quits at once.
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("\ninterrupted: writing the results so far (Ctrl-C again quits at once)");
+    });
     let ov = Overrides {
         set: args.set.clone(),
         seed: args.seed,
@@ -56,16 +66,6 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(&scenario.name));
     output::check_out(&out)?;
-    // Ctrl-C stops the run at the next progress tick and still writes its results (marked
-    // interrupted); a second Ctrl-C quits at once.
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    let _ = ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-        eprintln!("\ninterrupted: writing the results so far (Ctrl-C again quits at once)");
-    });
     let (reports, telemetry) = simulate(&scenario, args.quiet, &stop);
     output::print_table(&scenario, &reports);
     output::write_results(
@@ -77,6 +77,13 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     )?;
     println!("results: {}", out.display());
     if stop.load(Ordering::SeqCst) {
+        let skipped: Vec<&str> = scenario.variants[reports.len()..]
+            .iter()
+            .map(|v| v.name.as_str())
+            .collect();
+        if !skipped.is_empty() {
+            eprintln!("interrupted: variants not run: {}", skipped.join(", "));
+        }
         return Ok(ExitCode::from(exit::INTERRUPTED));
     }
     let broken: Vec<String> = reports

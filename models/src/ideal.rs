@@ -63,14 +63,42 @@ pub fn ideal_fct(f: &FlowSpec, mtu: u32, hops: &[(BitRate, Duration)]) -> Durati
     Duration(arrived)
 }
 
-/// A lower bound on the FCT of `f` under any routing, spraying over parallel paths
-/// included (what the causality invariant checks against; `ideal_fct` assumes one path).
+/// A flow's reference times on the healthy fabric (computed before any fault): `ideal`, alone
+/// on its first shortest path (the slowdown's denominator), and `floor`, a lower bound under
+/// any routing, spraying over parallel paths included (what the causality invariant checks).
+#[derive(Debug, Clone, Copy)]
+pub struct FlowBounds {
+    pub ideal: Duration,
+    pub floor: Duration,
+}
+
+/// Bounds for every flow. Faults only remove or slow cables, so paths on the healthy fabric
+/// are the shortest and fastest any flow can take.
+pub fn bounds(net: &Network, flows: &[FlowSpec], mtu: u32) -> Vec<FlowBounds> {
+    let fastest = net.ports.iter().map(|p| p.rate).max().unwrap_or(BitRate(1));
+    flows
+        .iter()
+        .map(|f| {
+            let hops = path(net, f);
+            FlowBounds {
+                ideal: ideal_fct(f, mtu, &hops),
+                floor: min_fct(net, f, mtu, &hops, fastest),
+            }
+        })
+        .collect()
+}
+
 /// Every byte leaves through the source's own cables and enters through the destination's,
 /// so all frames take at least their wire time at the smaller of the two nodes' total rates;
 /// then the last frame still crosses the remaining hops store and forward (at no more than
-/// the fastest rate in the fabric), and every hop's propagation delay.
-pub fn min_fct(net: &Network, f: &FlowSpec, mtu: u32) -> Duration {
-    let hops = path(net, f);
+/// the `fastest` rate in the fabric), and every hop's propagation delay.
+fn min_fct(
+    net: &Network,
+    f: &FlowSpec,
+    mtu: u32,
+    hops: &[(BitRate, Duration)],
+    fastest: BitRate,
+) -> Duration {
     if hops.is_empty() {
         return Duration::ZERO;
     }
@@ -81,7 +109,6 @@ pub fn min_fct(net: &Network, f: &FlowSpec, mtu: u32) -> Duration {
     let capacity =
         |node: crate::ids::NodeId| BitRate(net.ports_of(node).map(|p| net.ports[p.idx()].rate.0).sum());
     let edge = capacity(net.host_node[f.src.idx()]).min(capacity(net.host_node[f.dst.idx()]));
-    let fastest = net.ports.iter().map(|p| p.rate).max().unwrap_or(edge);
     let propagation: Duration = hops.iter().map(|h| h.1).fold(Duration::ZERO, |a, d| a + d);
     edge.tx_time(total) + fastest.tx_time(wire(last)) * (hops.len() as u64 - 1) + propagation
 }
@@ -216,7 +243,8 @@ mod tests {
         // All 100 frames at 100G, then the last one over 3 more hops at the fastest (100G),
         // and 4 cables of 100 ns.
         let expected = c.tx_time(100 * w).0 + 3 * c.tx_time(w).0 + 4 * d;
-        assert_eq!(min_fct(&net, &f, 4096), Duration(expected));
-        assert!(min_fct(&net, &f, 4096) < ideal_fct(&f, 4096, &path(&net, &f)));
+        let b = bounds(&net, &[f], 4096)[0];
+        assert_eq!(b.floor, Duration(expected));
+        assert!(b.floor < b.ideal);
     }
 }

@@ -134,17 +134,24 @@ impl PfcConfig {
     }
 
     /// The refresh must come before the pause it renews expires on the fastest port.
-    /// A pause must outlast its renewal: the refresh, the PFC frame on the wire and the
-    /// peer's response time (at the fastest port, where a pause is shortest). Otherwise the
-    /// peer resumes between refreshes and a lossless class drops.
-    pub fn validate_rates(&self, fastest: BitRate) -> Result<(), FieldError> {
+    /// A pause must outlast its renewal: the refresh, then the data frame the port may be
+    /// sending (up to `max_frame`), the PFC frame itself and the peer's response time (at the
+    /// fastest port, where a pause is shortest). Otherwise the peer resumes between refreshes
+    /// and a lossless class drops.
+    pub fn validate_rates(&self, fastest: BitRate, max_frame: u32) -> Result<(), FieldError> {
         if self.priorities.is_empty() {
             return Ok(());
         }
-        let pause = Self::pause_time(fastest, self.quanta);
-        let refresh = self.refresh_interval(fastest);
-        let renewal = fastest.tx_time((PFC_FRAME + PREAMBLE_IFG) as u64) + self.response_time(fastest);
-        if refresh + renewal < pause {
+        let renews = |quanta: u16, refresh: Option<Duration>| {
+            let pause = Self::pause_time(fastest, quanta);
+            let refresh = refresh.unwrap_or(Duration(pause.0 / 2).max(Duration(1)));
+            let renewal = fastest.tx_time((max_frame + PREAMBLE_IFG) as u64)
+                + fastest.tx_time((PFC_FRAME + PREAMBLE_IFG) as u64)
+                + Self::pause_time(fastest, self.response_quanta);
+            (refresh + renewal < pause, pause, refresh, renewal)
+        };
+        let (ok, pause, refresh, renewal) = renews(self.quanta, self.refresh);
+        if ok {
             return Ok(());
         }
         let key = if self.refresh.is_some() {
@@ -152,13 +159,16 @@ impl PfcConfig {
         } else {
             "pfc.quanta"
         };
+        let least = (1..=u16::MAX).find(|&q| renews(q, None).0);
         Err(FieldError::new(
             key,
             format!(
-                "a pause of {} quanta ({pause} at {fastest}) expires before a refresh every {refresh} renews it (a renewal takes {renewal}: the PFC frame and the peer's {}-quanta response); the default refresh needs at least {} quanta",
+                "a pause of {} quanta ({pause} at {fastest}) expires before a refresh every {refresh} renews it (a renewal can take {renewal}: a {max_frame} B frame in service, the PFC frame and the peer's {}-quanta response){}",
                 self.quanta,
                 self.response_quanta,
-                2 * self.response_quanta as u32 + 3
+                least
+                    .map(|q| format!("; with the default refresh use at least {q} quanta"))
+                    .unwrap_or_default()
             ),
         ))
     }

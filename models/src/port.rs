@@ -30,6 +30,8 @@ pub struct PortCounters {
     pub trimmed: u64,
     /// Frames a NIC's full receive buffer discarded, per priority (`rx_prio{p}_discards`).
     pub rx_discards: [u64; PRIORITIES],
+    /// Data frames (everything but PFC) sent, per priority (`tx_prio{p}_packets`).
+    pub tx_prio_packets: [u64; PRIORITIES],
     /// Largest occupancy seen (waiting + in service), in frame bytes.
     pub peak_queue_bytes: u64,
 }
@@ -163,6 +165,9 @@ impl Port {
     pub fn count_tx(&mut self, p: &Packet) {
         self.counters.tx_packets += 1;
         self.counters.tx_bytes += p.frame as u64;
+        if p.kind != crate::packet::Kind::Pause {
+            self.counters.tx_prio_packets[p.prio as usize & 7] += 1;
+        }
     }
 
     /// True when a frame of priority `prio` that entered its switch through `in_port` is

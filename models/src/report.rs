@@ -1,7 +1,6 @@
 //! What a run produced: per-flow records, counters, summary statistics and the invariants
 //! every run is checked against.
 
-use crate::ideal;
 use crate::ids::PortId;
 use crate::network::Role;
 use crate::sim::{Sim, StopReason};
@@ -286,12 +285,11 @@ fn stop_text(s: &StopReason) -> String {
 }
 
 fn flow_records(sim: &Sim) -> Vec<FlowRecord> {
-    let mtu = sim.variant.nic.mtu.0 as u32;
     sim.flows
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            let ideal = ideal::ideal_fct(&f.spec, mtu, &ideal::path(&sim.net, &f.spec));
+            let ideal = sim.bounds[i].ideal;
             let start = f.started.unwrap_or(f.spec.start);
             let fct = f.finish.map(|t| (t - start).as_ns_f64());
             let status = match f.finish {
@@ -391,14 +389,10 @@ fn invariants(sim: &Sim, flows: &[FlowRecord]) -> Vec<Invariant> {
             format!("flows delivered more or less than their size: {over:?}")
         },
     );
-    let mtu = sim.variant.nic.mtu.0 as u32;
     let early: Vec<u32> = flows
         .iter()
-        .zip(&sim.flows)
-        .filter(|(r, f)| {
-            let bound = crate::ideal::min_fct(&sim.net, &f.spec, mtu).as_ns_f64();
-            r.fct_ns.is_some_and(|fct| fct + 1e-3 < bound)
-        })
+        .zip(&sim.bounds)
+        .filter(|(r, b)| r.fct_ns.is_some_and(|fct| fct + 1e-3 < b.floor.as_ns_f64()))
         .map(|(r, _)| r.flow_id)
         .collect();
     check(

@@ -136,7 +136,12 @@ fn storms_name_the_slow_receiver_that_started_them() {
         storms.iter().any(|s| s.port == "left to-h0"),
         "the pause reached the sender's switch, two switches from h4: {storms:?}"
     );
+    let mut seen = std::collections::HashSet::new();
     for s in storms {
+        assert!(
+            seen.insert((s.port.clone(), s.priority, s.start_ns.to_bits())),
+            "recorded twice: {s:?}"
+        );
         assert_eq!(s.started_by, "h4 to-right", "{s:?}");
         assert!(s.duration_ns > 20_000.0);
     }
@@ -329,10 +334,29 @@ fn numeric_edge_cases_are_rejected_naming_the_key() {
             .unwrap_or_else(|| panic!("{set:?} was accepted"));
         assert!(e.to_string().contains(&format!("`{key}`")), "{set:?}: {e}");
     }
-    // The boundaries themselves are accepted: the smallest quanta the default refresh can
-    // renew (2 x 60 + 3), and exactly the ASIC's 128 ports.
+    // The boundaries themselves are accepted. The default refresh (half the pause) must come
+    // early enough that a 4096 B frame in service (4096 + 62 + 20 B on the wire), the PFC
+    // frame (64 + 20 B) and the 60-quanta response still fit before the pause ends:
+    // q/2 quanta > (4178 + 84) * 8 / 512 + 60, at 512 bits a quantum.
+    let least = ((2.0f64 * ((4178.0 + 84.0) * 8.0 / 512.0 + 60.0)).floor() as u32) + 1;
+    let just_short = format!("pfc.quanta={}", least - 1);
+    let enough = format!("pfc.quanta={least}");
+    let e = models::scenario::parse(
+        base,
+        "edge.toml",
+        "edge",
+        &models::scenario::Overrides {
+            set: vec!["pfc.priorities=[3]".into(), just_short],
+            seed: None,
+        },
+    )
+    .expect_err("one quantum short is refused");
+    assert!(
+        e.to_string().contains(&format!("use at least {least} quanta")),
+        "{e}"
+    );
     for set in [
-        &["pfc.priorities=[3]", "pfc.quanta=123"][..],
+        &["pfc.priorities=[3]", enough.as_str()][..],
         &["topology.hosts=128"][..],
     ] {
         let ov = models::scenario::Overrides {
@@ -369,4 +393,28 @@ fn ctrl_c_stops_the_run_and_still_writes_its_results() {
     // The simulator looks at the flag every 2^20 events.
     assert_eq!(v["events"].as_u64().unwrap() % (1 << 20), 0);
     assert!(!v["unfinished_flows"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_deadlock_is_found_while_other_priorities_keep_moving() {
+    // The deadlocked ring plus a lossy (priority 0) flow over sw0 -> sw1, part of the cycle:
+    // it keeps crossing the paused egress, which must not hide the stuck priority 3.
+    let text = std::fs::read_to_string(root().join("scenarios/pfc-deadlock.toml")).unwrap();
+    let text = text.replace(
+        "[[variant]]\nname = \"roce-pfc\"\n",
+        "[[flow]]\nsrc = \"h0\"\ndst = \"h1\"\nsize = \"8MB\"\nprio = 0\n\n[[variant]]\nname = \"roce-pfc\"\n",
+    );
+    let s = scenario(&text);
+    let v = s.variants.iter().find(|v| v.name == "roce-pfc").unwrap();
+    let mut sim = models::sim::Sim::new(&s, v);
+    sim.run();
+    let r = models::report::VariantReport::new(&sim, 0.0);
+    assert_eq!(r.summary.flows_total, 6);
+    assert_eq!(r.summary.pfc_deadlocks.len(), 1, "{:?}", r.summary.incomplete);
+    assert_eq!(r.summary.pfc_deadlocks[0].priority, 3);
+    assert!(r.summary.incomplete.as_deref().unwrap().contains("PFC deadlock"));
+    // Found while the lossy flow was still on its way (8 MB needs at least 640 us at 100G).
+    let lossy = &r.flows[5];
+    assert!(lossy.finish_ns.is_none(), "{lossy:?}");
+    assert!(r.summary.pfc_deadlocks[0].detected_ns < 640_000.0);
 }

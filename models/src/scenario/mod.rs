@@ -425,7 +425,9 @@ impl Ctx<'_> {
             .map(|l| l.rate)
             .max()
             .unwrap_or(sim_core::BitRate(1));
-        f.pfc.validate_rates(fastest).map_err(|e| self.field(e, index))?;
+        f.pfc
+            .validate_rates(fastest, f.nic.max_frame())
+            .map_err(|e| self.field(e, index))?;
         if let CcConfig::Dcqcn(c) = &f.nic.cc {
             for h in 0..topo.hosts.len() {
                 c.resolve(topo.host_rate(crate::ids::HostId(h as u32)))

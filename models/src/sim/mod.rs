@@ -179,6 +179,8 @@ pub struct Sim<'a> {
     pub stopped: Option<StopReason>,
     /// PFC storms and deadlocks found.
     pub watch: pfc_watch::PfcWatch,
+    /// Each flow's ideal FCT and lower bound on the healthy fabric.
+    pub bounds: Vec<ideal::FlowBounds>,
 }
 
 impl<'a> Sim<'a> {
@@ -229,6 +231,7 @@ impl<'a> Sim<'a> {
             .map(|f| base_rtt(&ideal::path(&net, f), variant.max_frame()))
             .max()
             .unwrap_or(Duration::from_us(1));
+        let bounds = ideal::bounds(&net, &scenario.flows, mtu);
         let host_rate = |h: usize| scenario.topology.host_rate(crate::ids::HostId(h as u32));
         let trimming = variant.switch.trim.is_some();
         let nscc = (0..net.host_node.len())
@@ -358,6 +361,7 @@ impl<'a> Sim<'a> {
             totals: Totals::default(),
             stopped: None,
             watch: Default::default(),
+            bounds,
         }
     }
 

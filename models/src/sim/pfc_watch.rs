@@ -101,7 +101,7 @@ impl Sim<'_> {
     }
 
     /// The origin of a new XOFF at `port`: the origin of the pause holding an egress of this
-    /// switch where `port`'s frames wait (any paused egress if none holds them), else itself.
+    /// switch where `port`'s frames wait, else itself (its own congestion).
     fn pause_origin(&self, port: PortId, prio: u8) -> PortId {
         let node = self.net.port_node[port.idx()];
         if !matches!(self.net.roles[node.idx()], Role::Switch(_)) {
@@ -112,8 +112,7 @@ impl Sim<'_> {
             .net
             .ports_of(node)
             .filter(paused)
-            .find(|e| self.net.ports[e.idx()].holds_from(prio, port.0))
-            .or_else(|| self.net.ports_of(node).find(paused));
+            .find(|e| self.net.ports[e.idx()].holds_from(prio, port.0));
         match stalled {
             Some(e) => {
                 let downstream = self.net.peer[e.idx()];
@@ -145,6 +144,8 @@ impl Sim<'_> {
             None => self.watch.candidate = None,
             Some((prio, cycle)) => self.confirm(prio, cycle),
         }
+        // Pauses last while their XOFFs are refreshed: keep looking while any is in force.
+        any_paused |= self.net.ports.iter().any(|p| p.xoff.mask != 0);
         if any_paused && self.stopped.is_none() {
             self.watch.check_pending = true;
             let at = self.now + self.check_interval();
@@ -152,17 +153,16 @@ impl Sim<'_> {
         }
     }
 
-    /// Data frames `p` has sent (everything it sent but its own PFC frames).
-    fn data_sent(&self, p: PortId) -> u64 {
-        let port = &self.net.ports[p.idx()];
-        port.counters.tx_packets - port.xoff.frames.iter().sum::<u64>()
+    /// Data frames `p` has sent on priority `prio` (other priorities may still move).
+    fn data_sent(&self, p: PortId, prio: u8) -> u64 {
+        self.net.ports[p.idx()].counters.tx_prio_packets[prio as usize]
     }
 
     /// A cycle was seen now: start timing it, or report it once it has been stuck long enough.
     fn confirm(&mut self, prio: u8, cycle: Vec<PortId>) {
         let mut key = cycle.clone();
         key.sort_unstable();
-        let sent: Vec<u64> = key.iter().map(|&p| self.data_sent(p)).collect();
+        let sent: Vec<u64> = key.iter().map(|&p| self.data_sent(p, prio)).collect();
         let same = self
             .watch
             .candidate

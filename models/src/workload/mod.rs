@@ -504,9 +504,15 @@ impl WorkloadConfig {
                     ));
                 }
                 let r = ring.len() as f64;
+                // All-reduce is a reduce-scatter then an all-gather: twice the steps.
+                let steps = if *op == collective::Collective::RingAllreduce {
+                    2.0
+                } else {
+                    1.0
+                };
                 at_most(
                     "hosts",
-                    2.0 * r * (r - 1.0),
+                    steps * r * (r - 1.0),
                     format!("a ring of {} hosts", ring.len()),
                 )?;
                 flows = collective::ring(*op, &ring, size, Time::ZERO + *start, prio);
