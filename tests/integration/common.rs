@@ -16,8 +16,13 @@ pub fn sim(args: &[&str]) -> Output {
 
 /// `sim run FILE --out OUT -q` plus `extra` arguments.
 pub fn sim_run(file: &Path, out: &Path, extra: &[&str]) -> Output {
+    sim_on("run", file, out, extra)
+}
+
+/// `sim COMMAND FILE --out OUT -q` plus `extra` arguments (`run`, `sweep`).
+pub fn sim_on(command: &str, file: &Path, out: &Path, extra: &[&str]) -> Output {
     let mut args = vec![
-        "run",
+        command,
         file.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),

@@ -2,7 +2,7 @@
 //! scheduled (threads, shards), statistics that match the t-interval formula, and bad input
 //! rejected before anything runs.
 
-use crate::common::sim;
+use crate::common::{sim, sim_on};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -48,17 +48,7 @@ fn setup(name: &str, sweep: &str) -> PathBuf {
 }
 
 fn sweep(dir: &Path, out: &str, extra: &[&str]) -> Output {
-    let file = dir.join("sweeps/s.toml");
-    let out = dir.join(out);
-    let mut args = vec![
-        "sweep",
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "-q",
-    ];
-    args.extend_from_slice(extra);
-    sim(&args)
+    sim_on("sweep", &dir.join("sweeps/s.toml"), &dir.join(out), extra)
 }
 
 fn read(path: PathBuf) -> String {
