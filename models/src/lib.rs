@@ -37,6 +37,7 @@ pub mod nic;
 pub mod packet;
 pub mod pcap;
 pub mod pfc;
+pub mod pool;
 pub mod port;
 pub mod report;
 pub mod routing;

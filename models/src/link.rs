@@ -2,14 +2,14 @@
 //!
 //! Signals travel about 5 ns per metre in copper twinax (DAC) and in fibre (velocity factor
 //! about 0.67 c; IEEE 802.3 clause 30.5 and vendor DAC datasheets). A link in flight keeps its
-//! packets in a FIFO of arrival times; the simulation holds one pending event per busy link,
-//! for the head packet only.
+//! packets in a FIFO (in the network's [`PacketPool`]) with their arrival times; the
+//! simulation holds one pending event per busy link, for the head packet only.
 //!
 //! [`Port`]: crate::port::Port
 
 use crate::packet::Packet;
+use crate::pool::{Fifo, PacketPool};
 use sim_core::{Duration, Length, Time};
-use std::collections::VecDeque;
 
 /// Propagation delay per metre of cable: 5 ns.
 pub const PS_PER_MM: u64 = 5;
@@ -27,7 +27,7 @@ pub struct Link {
     pub loss: f64,
     /// Bit error rate: a frame of b bits is lost with probability 1-(1-ber)^b.
     pub ber: f64,
-    flight: VecDeque<(Time, Packet)>,
+    flight: Fifo,
 }
 
 impl Link {
@@ -36,7 +36,7 @@ impl Link {
             delay,
             loss,
             ber,
-            flight: VecDeque::new(),
+            flight: Fifo::default(),
         }
     }
 
@@ -53,31 +53,32 @@ impl Link {
     /// The last bit of `p` left the sender at `now`. Returns the arrival time when the link
     /// was idle, i.e. when the caller must schedule the head-arrival event.
     #[inline]
-    pub fn send(&mut self, now: Time, p: Packet) -> Option<Time> {
+    pub fn send(&mut self, pool: &mut PacketPool, now: Time, p: Packet) -> Option<Time> {
         let at = now + self.delay;
-        self.flight.push_back((at, p));
-        (self.flight.len() == 1).then_some(at)
+        let idle = self.flight.is_empty();
+        pool.push(&mut self.flight, at, p);
+        idle.then_some(at)
     }
 
     /// The head packet arrives at `now`. Returns it and, if more are in flight, the next
     /// arrival time; None for a stale event (the link was cut since it was scheduled).
     #[inline]
-    pub fn arrive(&mut self, now: Time) -> Option<(Packet, Option<Time>)> {
-        if self.flight.front().is_none_or(|&(t, _)| t != now) {
+    pub fn arrive(&mut self, pool: &mut PacketPool, now: Time) -> Option<(Packet, Option<Time>)> {
+        if pool.front(&self.flight).is_none_or(|(t, _)| t != now) {
             return None;
         }
-        let (_, p) = self.flight.pop_front()?;
-        Some((p, self.flight.front().map(|&(t, _)| t)))
+        let (_, p) = pool.pop(&mut self.flight)?;
+        Some((p, pool.front(&self.flight).map(|(t, _)| t)))
     }
 
     /// The cable was cut: everything on it is lost.
-    pub fn cut(&mut self) -> Vec<Packet> {
-        self.flight.drain(..).map(|(_, p)| p).collect()
+    pub fn cut(&mut self, pool: &mut PacketPool) -> Vec<Packet> {
+        std::iter::from_fn(|| pool.pop(&mut self.flight).map(|(_, p)| p)).collect()
     }
 
     /// Packets currently on the wire.
-    pub fn in_flight(&self) -> impl Iterator<Item = &Packet> {
-        self.flight.iter().map(|(_, p)| p)
+    pub fn in_flight<'a>(&'a self, pool: &'a PacketPool) -> impl Iterator<Item = &'a Packet> {
+        pool.iter(&self.flight).map(|(_, p)| p)
     }
 }
 
@@ -107,12 +108,13 @@ mod tests {
     #[test]
     fn idle_link_asks_for_one_event_busy_link_for_none() {
         let mut l = Link::new(Duration::from_ns(100), 0.0, 0.0);
-        assert_eq!(l.send(Time(0), pkt(0)), Some(Time(100_000)));
-        assert_eq!(l.send(Time(5), pkt(1)), None);
-        assert_eq!(l.arrive(Time(99_999)), None, "not yet: a stale event");
-        let (p, next) = l.arrive(Time(100_000)).unwrap();
+        let pool = &mut PacketPool::default();
+        assert_eq!(l.send(pool, Time(0), pkt(0)), Some(Time(100_000)));
+        assert_eq!(l.send(pool, Time(5), pkt(1)), None);
+        assert_eq!(l.arrive(pool, Time(99_999)), None, "not yet: a stale event");
+        let (p, next) = l.arrive(pool, Time(100_000)).unwrap();
         assert_eq!((p.seq, next), (0, Some(Time(100_005))));
-        let (p, next) = l.arrive(Time(100_005)).unwrap();
+        let (p, next) = l.arrive(pool, Time(100_005)).unwrap();
         assert_eq!((p.seq, next), (1, None));
     }
 }

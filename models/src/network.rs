@@ -6,6 +6,7 @@
 
 use crate::ids::{HostId, NodeId, PortId, SwitchId};
 use crate::link::Link;
+use crate::pool::PacketPool;
 use crate::port::Port;
 use crate::routing::{Graph, Routes};
 use crate::topology::{NodeKind, Topology};
@@ -25,6 +26,8 @@ pub struct Network {
     pub ports: Vec<Port>,
     /// `links[p]` is the wire leaving port `p`.
     pub links: Vec<Link>,
+    /// The frames every port queue and link holds.
+    pub pool: PacketPool,
     pub port_node: Vec<NodeId>,
     pub peer: Vec<PortId>,
     pub routes: Routes,
@@ -99,6 +102,7 @@ impl Network {
                 .map(|p| p.expect("every port belongs to a link"))
                 .collect(),
             links,
+            pool: PacketPool::default(),
             port_node,
             peer,
             routes,

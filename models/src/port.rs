@@ -8,17 +8,15 @@
 
 use crate::packet::Packet;
 use crate::pfc::{PauseState, XoffState};
+use crate::pool::{Fifo, PacketPool};
 use sim_core::{BitRate, Duration, Time};
-use std::collections::VecDeque;
 
 pub const PRIORITIES: usize = 8;
 
-/// Counters kept per port, named as `ethtool -S` names them where a name exists.
+/// Counters kept per port, named as `ethtool -S` names them where a name exists. The ones
+/// every frame updates live in [`TxCounters`], on the port's hot cache line.
 #[derive(Debug, Clone, Default)]
 pub struct PortCounters {
-    pub tx_packets: u64,
-    /// Frame bytes (headers + payload, without preamble and IFG), as NICs count them.
-    pub tx_bytes: u64,
     /// Frames this port's egress queue or ingress PG dropped, by reason.
     pub drops_lossy: u64,
     pub drops_headroom: u64,
@@ -30,30 +28,47 @@ pub struct PortCounters {
     pub trimmed: u64,
     /// Frames a NIC's full receive buffer discarded, per priority (`rx_prio{p}_discards`).
     pub rx_discards: [u64; PRIORITIES],
-    /// Data frames (everything but PFC) sent, per priority (`tx_prio{p}_packets`).
-    pub tx_prio_packets: [u64; PRIORITIES],
+}
+
+/// Counters every transmitted frame updates.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TxCounters {
+    pub packets: u64,
+    /// Frame bytes (headers + payload, without preamble and IFG), as NICs count them.
+    pub bytes: u64,
     /// Largest occupancy seen (waiting + in service), in frame bytes.
     pub peak_queue_bytes: u64,
 }
 
-/// Laid out in order (`repr(C)`), the state every frame touches first, so a port's hot
-/// fields share a few cache lines: on large fabrics a run is bound by memory latency.
+/// One priority's FIFO with its byte count and sent-frame counter.
+#[derive(Debug, Clone, Default)]
+struct PrioQueue {
+    frames: Fifo,
+    /// Frame bytes waiting.
+    bytes: u64,
+    /// Data frames (everything but PFC) sent (`tx_prio{p}_packets`).
+    sent: u64,
+}
+
+/// Laid out in order (`repr(C)`, cache-line aligned): the frame in service, occupancy, the
+/// queues and transmit counters first, PFC timers and drop counters after them. On large
+/// fabrics a run is bound by memory latency. The frames themselves wait in the network's
+/// [`PacketPool`].
 #[derive(Debug, Clone)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct Port {
-    pub rate: BitRate,
+    in_service: Option<Packet>,
     /// Frame bytes waiting plus the frame in service.
     occupancy: u64,
-    /// Frame bytes waiting per priority.
-    prio_bytes: [u64; PRIORITIES],
+    pub rate: BitRate,
+    /// MAC control frames (PFC), sent ahead of everything.
+    control: Fifo,
     /// Bit p set when `queues[p]` is non-empty.
     nonempty: u8,
-    in_service: Option<Packet>,
+    pub tx: TxCounters,
+    queues: [PrioQueue; PRIORITIES],
     /// Priorities the peer has paused on this egress.
     pub pause: PauseState,
-    queues: [VecDeque<Packet>; PRIORITIES],
-    /// MAC control frames (PFC), sent ahead of everything.
-    control: VecDeque<Packet>,
     pub counters: PortCounters,
     /// Priorities this port's ingress has asked the peer to pause.
     pub xoff: XoffState,
@@ -64,11 +79,11 @@ impl Port {
         Port {
             rate,
             queues: Default::default(),
-            control: VecDeque::new(),
+            control: Fifo::default(),
             nonempty: 0,
-            prio_bytes: [0; PRIORITIES],
             occupancy: 0,
             in_service: None,
+            tx: TxCounters::default(),
             pause: PauseState::default(),
             xoff: XoffState::default(),
             counters: PortCounters::default(),
@@ -84,7 +99,7 @@ impl Port {
     /// Frame bytes waiting at priority `p`.
     #[inline]
     pub fn queued_bytes(&self, p: u8) -> u64 {
-        self.prio_bytes[p as usize]
+        self.queues[p as usize].bytes
     }
 
     #[inline]
@@ -94,19 +109,20 @@ impl Port {
 
     /// Append `p` to the FIFO of its priority.
     #[inline]
-    pub fn enqueue(&mut self, p: Packet) {
+    pub fn enqueue(&mut self, pool: &mut PacketPool, p: Packet) {
         debug_assert!((p.prio as usize) < PRIORITIES);
         self.occupancy += p.frame as u64;
-        self.prio_bytes[p.prio as usize] += p.frame as u64;
-        self.counters.peak_queue_bytes = self.counters.peak_queue_bytes.max(self.occupancy);
+        self.tx.peak_queue_bytes = self.tx.peak_queue_bytes.max(self.occupancy);
         self.nonempty |= 1 << p.prio;
-        self.queues[p.prio as usize].push_back(p);
+        let q = &mut self.queues[p.prio as usize];
+        q.bytes += p.frame as u64;
+        pool.push(&mut q.frames, Time::ZERO, p);
     }
 
     /// Queue a MAC control frame (PFC) ahead of all data.
-    pub fn enqueue_control(&mut self, p: Packet) {
+    pub fn enqueue_control(&mut self, pool: &mut PacketPool, p: Packet) {
         self.occupancy += p.frame as u64;
-        self.control.push_back(p);
+        pool.push(&mut self.control, Time::ZERO, p);
     }
 
     /// Priorities with frames waiting.
@@ -117,8 +133,8 @@ impl Port {
 
     /// Take the next frame: control first, then strict priority among unpaused priorities.
     #[inline]
-    pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        if let Some(p) = self.control.pop_front() {
+    pub fn dequeue(&mut self, pool: &mut PacketPool, now: Time) -> Option<Packet> {
+        if let Some((_, p)) = pool.pop(&mut self.control) {
             self.occupancy -= p.frame as u64;
             return Some(p);
         }
@@ -131,12 +147,12 @@ impl Port {
         }
         let prio = 7 - eligible.leading_zeros() as usize;
         let q = &mut self.queues[prio];
-        let p = q.pop_front().expect("non-empty bit set");
-        if q.is_empty() {
+        let (_, p) = pool.pop(&mut q.frames).expect("non-empty bit set");
+        q.bytes -= p.frame as u64;
+        if q.frames.is_empty() {
             self.nonempty &= !(1 << prio);
         }
         self.occupancy -= p.frame as u64;
-        self.prio_bytes[prio] -= p.frame as u64;
         Some(p)
     }
 
@@ -145,7 +161,7 @@ impl Port {
     pub fn begin_tx(&mut self, p: Packet) -> Duration {
         debug_assert!(self.in_service.is_none(), "port already transmitting");
         self.occupancy += p.frame as u64;
-        self.counters.peak_queue_bytes = self.counters.peak_queue_bytes.max(self.occupancy);
+        self.tx.peak_queue_bytes = self.tx.peak_queue_bytes.max(self.occupancy);
         let d = self.rate.tx_time(p.wire_bytes());
         self.in_service = Some(p);
         d
@@ -163,24 +179,30 @@ impl Port {
     /// A frame went onto the wire.
     #[inline]
     pub fn count_tx(&mut self, p: &Packet) {
-        self.counters.tx_packets += 1;
-        self.counters.tx_bytes += p.frame as u64;
+        self.tx.packets += 1;
+        self.tx.bytes += p.frame as u64;
         if p.kind != crate::packet::Kind::Pause {
-            self.counters.tx_prio_packets[p.prio as usize & 7] += 1;
+            self.queues[p.prio as usize & 7].sent += 1;
         }
+    }
+
+    /// Data frames sent at priority `p` (`tx_prio{p}_packets`).
+    pub fn tx_prio_packets(&self, p: u8) -> u64 {
+        self.queues[p as usize].sent
     }
 
     /// True when a frame of priority `prio` that entered its switch through `in_port` is
     /// waiting here (deadlock detection: this egress holds that ingress's buffer).
-    pub fn holds_from(&self, prio: u8, in_port: u32) -> bool {
-        self.queues[prio as usize].iter().any(|p| p.in_port == in_port)
+    pub fn holds_from(&self, pool: &PacketPool, prio: u8, in_port: u32) -> bool {
+        pool.iter(&self.queues[prio as usize].frames)
+            .any(|(_, p)| p.in_port == in_port)
     }
 
     /// Every packet held: waiting and in service.
-    pub fn held(&self) -> impl Iterator<Item = &Packet> {
-        self.control
-            .iter()
-            .chain(self.queues.iter().flatten())
+    pub fn held<'a>(&'a self, pool: &'a PacketPool) -> impl Iterator<Item = &'a Packet> {
+        std::iter::once(&self.control)
+            .chain(self.queues.iter().map(|q| &q.frames))
+            .flat_map(|q| pool.iter(q).map(|(_, p)| p))
             .chain(self.in_service.iter())
     }
 }
@@ -200,11 +222,12 @@ mod tests {
     #[test]
     fn strict_priority_then_fifo() {
         let mut port = Port::new(BitRate::gbps(100));
-        port.enqueue(pkt(1, 0, 100));
-        port.enqueue(pkt(2, 3, 100));
-        port.enqueue(pkt(3, 0, 100));
-        port.enqueue(pkt(4, 3, 100));
-        let order: Vec<u32> = std::iter::from_fn(|| port.dequeue(Time::ZERO))
+        let mut pool = PacketPool::default();
+        port.enqueue(&mut pool, pkt(1, 0, 100));
+        port.enqueue(&mut pool, pkt(2, 3, 100));
+        port.enqueue(&mut pool, pkt(3, 0, 100));
+        port.enqueue(&mut pool, pkt(4, 3, 100));
+        let order: Vec<u32> = std::iter::from_fn(|| port.dequeue(&mut pool, Time::ZERO))
             .map(|p| p.seq)
             .collect();
         assert_eq!(order, vec![2, 4, 1, 3]);
@@ -214,6 +237,7 @@ mod tests {
     #[test]
     fn paused_priority_waits_while_others_and_control_frames_go() {
         let mut port = Port::new(BitRate::gbps(100));
+        let mut pool = PacketPool::default();
         port.pause.on_frame(
             Time::ZERO,
             3,
@@ -222,14 +246,14 @@ mod tests {
             Duration::ZERO,
             Duration::from_us(1),
         );
-        port.enqueue(pkt(1, 3, 100));
-        port.enqueue(pkt(2, 0, 100));
-        port.enqueue_control(pkt(9, 0, 64));
-        assert_eq!(port.dequeue(Time(1)).map(|p| p.seq), Some(9));
-        assert_eq!(port.dequeue(Time(1)).map(|p| p.seq), Some(2));
-        assert_eq!(port.dequeue(Time(1)), None, "priority 3 is paused");
+        port.enqueue(&mut pool, pkt(1, 3, 100));
+        port.enqueue(&mut pool, pkt(2, 0, 100));
+        port.enqueue_control(&mut pool, pkt(9, 0, 64));
+        assert_eq!(port.dequeue(&mut pool, Time(1)).map(|p| p.seq), Some(9));
+        assert_eq!(port.dequeue(&mut pool, Time(1)).map(|p| p.seq), Some(2));
+        assert_eq!(port.dequeue(&mut pool, Time(1)), None, "priority 3 is paused");
         // 100 quanta at 100 Gb/s = 512 ns.
-        assert_eq!(port.dequeue(Time(512_000)).map(|p| p.seq), Some(1));
+        assert_eq!(port.dequeue(&mut pool, Time(512_000)).map(|p| p.seq), Some(1));
     }
 
     #[test]
@@ -242,10 +266,7 @@ mod tests {
         assert_eq!(port.occupancy(), 4158);
         let p = port.end_tx();
         port.count_tx(&p);
-        assert_eq!(
-            (p.seq, port.counters.tx_packets, port.counters.tx_bytes),
-            (0, 1, 4158)
-        );
+        assert_eq!((p.seq, port.tx.packets, port.tx.bytes), (0, 1, 4158));
         assert_eq!(port.occupancy(), 0);
     }
 }

@@ -6,6 +6,8 @@ use crate::network::Role;
 use crate::sim::{Sim, StopReason};
 use crate::switch::mmu::DropReason;
 use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// One row of `flows.csv`.
 #[derive(Debug, Clone, Serialize)]
@@ -23,12 +25,13 @@ pub struct FlowRecord {
     pub status: String,
 }
 
-/// One row of `counters.csv`.
-#[derive(Debug, Clone, Serialize)]
+/// One row of `counters.csv`. Names are shared between rows (a large fabric has some
+/// 100 k rows naming a few thousand nodes and ports and a few dozen counters).
+#[derive(Debug, Clone)]
 pub struct CounterRow {
-    pub node: String,
-    pub port: String,
-    pub counter: String,
+    pub node: Arc<str>,
+    pub port: Arc<str>,
+    pub counter: Arc<str>,
     pub value: u64,
 }
 
@@ -448,11 +451,20 @@ fn counters(sim: &Sim) -> Vec<CounterRow> {
     let lossless = sim.variant.pfc.mask();
     let us = |d: sim_core::Duration| d.0 / 1_000_000;
     let mut rows = Vec::new();
+    let mut names: HashMap<String, Arc<str>> = HashMap::new();
+    let mut name = move |s: &str| -> Arc<str> {
+        if let Some(n) = names.get(s) {
+            return n.clone();
+        }
+        let n: Arc<str> = Arc::from(s);
+        names.insert(s.to_string(), n.clone());
+        n
+    };
     let mut push = |node: &str, port: &str, counter: String, value: u64| {
         rows.push(CounterRow {
-            node: node.to_string(),
-            port: port.to_string(),
-            counter,
+            node: name(node),
+            port: name(port),
+            counter: name(&counter),
             value,
         });
     };
@@ -462,9 +474,9 @@ fn counters(sim: &Sim) -> Vec<CounterRow> {
             let c = &port.counters;
             let pname = net.port_name(p);
             for (counter, value) in [
-                ("tx_packets", c.tx_packets),
-                ("tx_bytes", c.tx_bytes),
-                ("peak_queue_bytes", c.peak_queue_bytes),
+                ("tx_packets", port.tx.packets),
+                ("tx_bytes", port.tx.bytes),
+                ("peak_queue_bytes", port.tx.peak_queue_bytes),
                 ("ecn_marked", c.ecn_marked),
                 ("trimmed", c.trimmed),
                 ("drop_lossy_buffer_full", c.drops_lossy),

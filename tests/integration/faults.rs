@@ -40,7 +40,7 @@ fn uplink_bytes(toml: &str, until_us: Option<u64>) -> u64 {
     let net = &sim.net;
     let node = |n: &str| models::ids::NodeId(net.names.iter().position(|x| x == n).unwrap() as u32);
     let p = net.port_between(node("leaf0"), node("spine1"), 0).unwrap();
-    net.ports[p.idx()].counters.tx_bytes
+    net.ports[p.idx()].tx.bytes
 }
 
 #[test]

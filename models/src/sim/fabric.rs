@@ -71,7 +71,7 @@ impl Sim<'_> {
         }
         let node = self.net.port_node[p.idx()];
         let role = self.net.roles[node.idx()];
-        let pkt = match self.net.ports[p.idx()].dequeue(self.now) {
+        let pkt = match self.net.ports[p.idx()].dequeue(&mut self.net.pool, self.now) {
             Some(mut pkt) => {
                 if matches!(role, Role::Switch(_)) {
                     self.mark_ecn(p, &mut pkt, MarkAt::Dequeue);
@@ -127,7 +127,7 @@ impl Sim<'_> {
             self.drop(pkt, DropReason::LinkDown, p);
         } else {
             self.net.ports[p.idx()].count_tx(&pkt);
-            if let Some(at) = self.net.links[p.idx()].send(self.now, pkt) {
+            if let Some(at) = self.net.links[p.idx()].send(&mut self.net.pool, self.now, pkt) {
                 self.schedule(at, Event::Arrive(p));
             }
         }
@@ -149,7 +149,7 @@ impl Sim<'_> {
                 self.net.port_up[q.idx()] = up;
                 if !up {
                     for end in [p, q] {
-                        for pkt in self.net.links[end.idx()].cut() {
+                        for pkt in self.net.links[end.idx()].cut(&mut self.net.pool) {
                             self.drop(pkt, DropReason::LinkDown, end);
                         }
                     }
@@ -166,7 +166,7 @@ impl Sim<'_> {
     }
 
     pub(super) fn on_arrive(&mut self, p: PortId) {
-        let Some((mut pkt, next)) = self.net.links[p.idx()].arrive(self.now) else {
+        let Some((mut pkt, next)) = self.net.links[p.idx()].arrive(&mut self.net.pool, self.now) else {
             return;
         };
         if let Some(at) = next {
@@ -204,7 +204,7 @@ impl Sim<'_> {
             self.drop(pkt, DropReason::NoRoute, PortId(u32::MAX));
             return;
         };
-        self.net.ports[out.idx()].enqueue(pkt);
+        self.net.ports[out.idx()].enqueue(&mut self.net.pool, pkt);
         self.kick(out);
     }
 
@@ -268,7 +268,7 @@ impl Sim<'_> {
         let wants_xoff = lossless && mmu.wants_xoff(inl, pkt.prio);
         self.mark_ecn(out, &mut pkt, MarkAt::Enqueue);
         let prio = pkt.prio;
-        self.net.ports[out.idx()].enqueue(pkt);
+        self.net.ports[out.idx()].enqueue(&mut self.net.pool, pkt);
         if wants_xoff && self.net.ports[in_port.idx()].xoff.mask & 1 << prio == 0 {
             self.xoff(in_port, prio);
         }
@@ -345,7 +345,7 @@ impl Sim<'_> {
         self.totals.pfc_frames += 1;
         let p = &mut self.net.ports[port.idx()];
         p.xoff.frames[prio as usize] += 1;
-        p.enqueue_control(frame);
+        p.enqueue_control(&mut self.net.pool, frame);
         self.kick(port);
     }
 

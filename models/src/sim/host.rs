@@ -157,7 +157,7 @@ impl Sim<'_> {
             }
             return self.drop(pkt, crate::switch::mmu::DropReason::NicRxFull, q);
         }
-        rx.drain.enqueue(pkt);
+        rx.drain.enqueue(&mut self.net.pool, pkt);
         let xoff = lossless && rx.occupancy() >= rx.xoff_at;
         if !rx.drain.is_busy() {
             self.start_rx(q);
@@ -170,7 +170,7 @@ impl Sim<'_> {
     fn start_rx(&mut self, q: PortId) {
         let now = self.now;
         let Some(rx) = &mut self.rx[q.idx()] else { return };
-        if let Some(pkt) = rx.drain.dequeue(now) {
+        if let Some(pkt) = rx.drain.dequeue(&mut self.net.pool, now) {
             let d = rx.drain.begin_tx(pkt);
             self.schedule(now + d, Event::RxDone(q));
         }
@@ -423,7 +423,7 @@ impl Sim<'_> {
         };
         self.totals.injected_packets += 1;
         self.totals.injected_bytes += pkt.frame as u64;
-        self.net.ports[port.idx()].enqueue(pkt);
+        self.net.ports[port.idx()].enqueue(&mut self.net.pool, pkt);
         self.kick(port);
     }
 }

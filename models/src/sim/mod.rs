@@ -538,9 +538,10 @@ impl<'a> Sim<'a> {
 
     /// Packets and frame bytes still inside the fabric (queued, serializing, on a wire).
     pub fn in_flight(&self) -> (u64, u64) {
-        let rx = self.rx.iter().flatten().flat_map(|b| b.drain.held());
-        let held = self.net.ports.iter().flat_map(|p| p.held()).chain(rx);
-        let flying = self.net.links.iter().flat_map(|l| l.in_flight());
+        let pool = &self.net.pool;
+        let rx = self.rx.iter().flatten().flat_map(|b| b.drain.held(pool));
+        let held = self.net.ports.iter().flat_map(|p| p.held(pool)).chain(rx);
+        let flying = self.net.links.iter().flat_map(|l| l.in_flight(pool));
         held.chain(flying)
             .fold((0, 0), |(n, b), p| (n + 1, b + p.frame as u64))
     }

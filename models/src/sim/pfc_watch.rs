@@ -112,7 +112,7 @@ impl Sim<'_> {
             .net
             .ports_of(node)
             .filter(paused)
-            .find(|e| self.net.ports[e.idx()].holds_from(prio, port.0));
+            .find(|e| self.net.ports[e.idx()].holds_from(&self.net.pool, prio, port.0));
         match stalled {
             Some(e) => {
                 let downstream = self.net.peer[e.idx()];
@@ -155,7 +155,7 @@ impl Sim<'_> {
 
     /// Data frames `p` has sent on priority `prio` (other priorities may still move).
     fn data_sent(&self, p: PortId, prio: u8) -> u64 {
-        self.net.ports[p.idx()].counters.tx_prio_packets[prio as usize]
+        self.net.ports[p.idx()].tx_prio_packets(prio)
     }
 
     /// A cycle was seen now: start timing it, or report it once it has been stuck long enough.
@@ -234,7 +234,7 @@ impl Sim<'_> {
             self.net
                 .ports_of(next)
                 .filter(|&f| f != ingress && stuck(f))
-                .filter(|f| self.net.ports[f.idx()].holds_from(prio, ingress.0))
+                .filter(|f| self.net.ports[f.idx()].holds_from(&self.net.pool, prio, ingress.0))
                 .collect()
         };
         (find_cycle(&nodes, waits_for), true)

@@ -1,0 +1,169 @@
+//! Packet FIFOs sharing one slab: every port queue and every cable in flight.
+//!
+//! Each queued or flying frame sits in a slot of the network's one [`PacketPool`]; a [`Fifo`]
+//! is a head and a tail index, and its slots link through their `next` field. A freed slot is
+//! the next one reused (last in, first out), so a frame entering a queue is written to a slot
+//! that is still in cache, and the fabric holds packet memory for the frames it has at once
+//! rather than for the sum of every queue's largest backlog. htsim keeps packets in per-type
+//! free lists for the same reasons (`htsim/sim/network.h`, `PacketDB`).
+
+use crate::packet::Packet;
+use sim_core::Time;
+
+const NIL: u32 = u32::MAX;
+
+/// One frame and when it leaves its FIFO (cables: the arrival time; queues: unused).
+/// A slot is one cache line.
+#[derive(Debug, Clone)]
+#[repr(C, align(64))]
+struct Slot {
+    pkt: Packet,
+    at: Time,
+    next: u32,
+}
+
+/// A FIFO of frames held in a [`PacketPool`]: the pool's slots from `head` to `tail`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fifo {
+    head: u32,
+    tail: u32,
+}
+
+impl Default for Fifo {
+    fn default() -> Self {
+        Fifo { head: NIL, tail: NIL }
+    }
+}
+
+impl Fifo {
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
+}
+
+/// The slab all FIFOs of a network draw from.
+#[derive(Debug, Clone)]
+pub struct PacketPool {
+    slots: Vec<Slot>,
+    /// Head of the free list, linked through `next`.
+    free: u32,
+    held: usize,
+}
+
+impl Default for PacketPool {
+    fn default() -> Self {
+        PacketPool {
+            slots: Vec::new(),
+            free: NIL,
+            held: 0,
+        }
+    }
+}
+
+impl PacketPool {
+    /// Frames held in all FIFOs.
+    pub fn held(&self) -> usize {
+        self.held
+    }
+
+    /// Append `pkt` (leaving at `at`) to `q`.
+    #[inline]
+    pub fn push(&mut self, q: &mut Fifo, at: Time, pkt: Packet) {
+        let slot = Slot { pkt, at, next: NIL };
+        let i = if self.free != NIL {
+            let i = self.free;
+            self.free = self.slots[i as usize].next;
+            self.slots[i as usize] = slot;
+            i
+        } else {
+            assert!(self.slots.len() < NIL as usize, "more than 2^32 frames held");
+            self.slots.push(slot);
+            (self.slots.len() - 1) as u32
+        };
+        if q.tail == NIL {
+            q.head = i;
+        } else {
+            self.slots[q.tail as usize].next = i;
+        }
+        q.tail = i;
+        self.held += 1;
+    }
+
+    /// Remove the head of `q`.
+    #[inline]
+    pub fn pop(&mut self, q: &mut Fifo) -> Option<(Time, Packet)> {
+        if q.head == NIL {
+            return None;
+        }
+        let i = q.head;
+        let s = &mut self.slots[i as usize];
+        let out = (s.at, s.pkt);
+        q.head = s.next;
+        s.next = self.free;
+        self.free = i;
+        if q.head == NIL {
+            q.tail = NIL;
+        }
+        self.held -= 1;
+        Some(out)
+    }
+
+    /// The head of `q` without removing it.
+    #[inline]
+    pub fn front(&self, q: &Fifo) -> Option<(Time, &Packet)> {
+        (q.head != NIL).then(|| {
+            let s = &self.slots[q.head as usize];
+            (s.at, &s.pkt)
+        })
+    }
+
+    /// The frames of `q`, head first.
+    pub fn iter<'a>(&'a self, q: &Fifo) -> impl Iterator<Item = (Time, &'a Packet)> + 'a {
+        let mut i = q.head;
+        std::iter::from_fn(move || {
+            (i != NIL).then(|| {
+                let s = &self.slots[i as usize];
+                i = s.next;
+                (s.at, &s.pkt)
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::*;
+    use crate::packet::Kind;
+
+    fn pkt(seq: u32) -> Packet {
+        Packet::control(Kind::Data, FlowId(0), HostId(1), seq, 64, 0)
+    }
+
+    #[test]
+    fn fifos_keep_their_order_and_reuse_freed_slots_first() {
+        let mut pool = PacketPool::default();
+        let (mut a, mut b) = (Fifo::default(), Fifo::default());
+        for s in 0..3 {
+            pool.push(&mut a, Time(s as u64), pkt(s));
+            pool.push(&mut b, Time::ZERO, pkt(10 + s));
+        }
+        assert_eq!(pool.held(), 6);
+        let seqs = |pool: &PacketPool, q: &Fifo| pool.iter(q).map(|(_, p)| p.seq).collect::<Vec<_>>();
+        assert_eq!(
+            (seqs(&pool, &a), seqs(&pool, &b)),
+            (vec![0, 1, 2], vec![10, 11, 12])
+        );
+        let (t, p) = pool.pop(&mut a).unwrap();
+        assert_eq!((t, p.seq), (Time(0), 0));
+        pool.push(&mut b, Time::ZERO, pkt(13));
+        assert_eq!(pool.slots.len(), 6, "the freed slot was reused");
+        while pool.pop(&mut a).is_some() {}
+        assert!(a.is_empty() && pool.front(&a).is_none());
+        assert_eq!(seqs(&pool, &b), vec![10, 11, 12, 13]);
+        assert_eq!(pool.held(), 4);
+        pool.push(&mut a, Time(9), pkt(7));
+        assert_eq!(pool.front(&a).map(|(t, p)| (t, p.seq)), Some((Time(9), 7)));
+    }
+}
