@@ -14,7 +14,7 @@ use sim_core::{BitRate, Duration, Time};
 pub const PRIORITIES: usize = 8;
 
 /// Counters kept per port, named as `ethtool -S` names them where a name exists. The ones
-/// every frame updates live in [`TxCounters`], on the port's hot cache line.
+/// every frame updates live in [`TxCounters`], at the front of the port with its queues.
 #[derive(Debug, Clone, Default)]
 pub struct PortCounters {
     /// Frames this port's egress queue or ingress PG dropped, by reason.
