@@ -166,4 +166,41 @@ mod tests {
         pool.push(&mut a, Time(9), pkt(7));
         assert_eq!(pool.front(&a).map(|(t, p)| (t, p.seq)), Some((Time(9), 7)));
     }
+
+    #[test]
+    fn random_operations_match_one_vecdeque_per_fifo() {
+        use rand::{RngExt, SeedableRng, rngs::Xoshiro256PlusPlus};
+        use std::collections::VecDeque;
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+        let mut pool = PacketPool::default();
+        let mut fifos = [Fifo::default(); 5];
+        let mut model: [VecDeque<(Time, u32)>; 5] = Default::default();
+        let mut peak = 0;
+        for step in 0..50_000u32 {
+            let q = rng.random_range(0..5);
+            if rng.random_bool(0.52) {
+                let at = Time(rng.random_range(0..1000));
+                pool.push(&mut fifos[q], at, pkt(step));
+                model[q].push_back((at, step));
+            } else {
+                let got = pool.pop(&mut fifos[q]).map(|(t, p)| (t, p.seq));
+                assert_eq!(got, model[q].pop_front(), "step {step}, fifo {q}");
+            }
+            let held: usize = model.iter().map(VecDeque::len).sum();
+            peak = peak.max(held);
+            assert_eq!(pool.held(), held);
+            assert_eq!(
+                pool.front(&fifos[q]).map(|(t, p)| (t, p.seq)),
+                model[q].front().copied()
+            );
+        }
+        for (f, m) in fifos.iter().zip(&model) {
+            assert!(pool.iter(f).map(|(t, p)| (t, p.seq)).eq(m.iter().copied()));
+        }
+        assert_eq!(
+            pool.slots.len(),
+            peak,
+            "slots are reused: as many as were ever held at once"
+        );
+    }
 }
