@@ -19,8 +19,9 @@ pub fn cable_delay(len: Length) -> Duration {
     Duration(len.millimetres() * PS_PER_MM)
 }
 
-/// The wire leaving one port.
-#[derive(Debug, Clone, Default)]
+/// The wire leaving one port. Not `Clone`: its FIFO indexes the network's packet pool, and a
+/// copy would free the same slots twice.
+#[derive(Debug, Default)]
 pub struct Link {
     pub delay: Duration,
     /// Probability that a frame is corrupted on the way (discarded by the receiver's FCS check).
@@ -116,5 +117,23 @@ mod tests {
         assert_eq!((p.seq, next), (0, Some(Time(100_005))));
         let (p, next) = l.arrive(pool, Time(100_005)).unwrap();
         assert_eq!((p.seq, next), (1, None));
+    }
+
+    #[test]
+    fn a_cut_cable_loses_everything_in_flight_and_frees_its_slots() {
+        let mut l = Link::new(Duration::from_ns(100), 0.0, 0.0);
+        let pool = &mut PacketPool::default();
+        for s in 0..3 {
+            l.send(pool, Time(s), pkt(s as u32));
+        }
+        let lost: Vec<u32> = l.cut(pool).iter().map(|p| p.seq).collect();
+        assert_eq!(lost, vec![0, 1, 2]);
+        assert!(pool.is_empty() && l.in_flight(pool).next().is_none());
+        assert_eq!(l.arrive(pool, Time(100_000)), None, "the head's event is stale");
+        assert_eq!(
+            l.send(pool, Time(200_000), pkt(3)),
+            Some(Time(300_000)),
+            "idle again"
+        );
     }
 }

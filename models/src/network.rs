@@ -18,7 +18,8 @@ pub enum Role {
     Switch(SwitchId),
 }
 
-#[derive(Debug, Clone)]
+/// Not `Clone`: its ports' and links' FIFOs index into `pool`.
+#[derive(Debug)]
 pub struct Network {
     pub names: Vec<String>,
     pub roles: Vec<Role>,
@@ -26,7 +27,7 @@ pub struct Network {
     pub ports: Vec<Port>,
     /// `links[p]` is the wire leaving port `p`.
     pub links: Vec<Link>,
-    /// The frames every port queue and link holds.
+    /// The frames every port queue, cable and NIC receive buffer (`Sim::rx`) holds.
     pub pool: PacketPool,
     pub port_node: Vec<NodeId>,
     pub peer: Vec<PortId>,
@@ -54,8 +55,8 @@ impl Network {
         }
         let total = next as usize;
         let mut fill: Vec<u32> = node_ports.iter().map(|r| r.start).collect();
-        let mut ports = vec![None; total];
-        let mut links = vec![Link::default(); total];
+        let mut ports: Vec<Option<Port>> = (0..total).map(|_| None).collect();
+        let mut links: Vec<Link> = (0..total).map(|_| Link::default()).collect();
         let mut port_node = vec![NodeId(0); total];
         let mut peer = vec![PortId(0); total];
         for l in &t.links {

@@ -3,9 +3,10 @@
 //! Each queued or flying frame sits in a slot of the network's one [`PacketPool`]; a [`Fifo`]
 //! is a head and a tail index, and its slots link through their `next` field. A freed slot is
 //! the next one reused (last in, first out), so a frame entering a queue is written to a slot
-//! that is still in cache, and the fabric holds packet memory for the frames it has at once
-//! rather than for the sum of every queue's largest backlog. htsim keeps packets in per-type
-//! free lists for the same reasons (`htsim/sim/network.h`, `PacketDB`).
+//! that is still in cache, and packet memory follows the most frames the fabric held at once
+//! (the slab grows by doubling and is not shrunk), not the sum of every queue's largest
+//! backlog. uet-htsim also recycles packets through per-type free lists (`PacketDB` in its
+//! `sim/network.h`), there to avoid an allocation per packet.
 
 use crate::packet::Packet;
 use sim_core::Time;
@@ -14,7 +15,7 @@ const NIL: u32 = u32::MAX;
 
 /// One frame and when it leaves its FIFO (cables: the arrival time; queues: unused).
 /// A slot is one cache line.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 #[repr(C, align(64))]
 struct Slot {
     pkt: Packet,
@@ -22,8 +23,9 @@ struct Slot {
     next: u32,
 }
 
-/// A FIFO of frames held in a [`PacketPool`]: the pool's slots from `head` to `tail`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A FIFO of frames held in a [`PacketPool`]: the pool's slots from `head` to `tail`. Not
+/// `Clone`: two handles on the same slots would free them twice.
+#[derive(Debug)]
 pub struct Fifo {
     head: u32,
     tail: u32,
@@ -43,7 +45,7 @@ impl Fifo {
 }
 
 /// The slab all FIFOs of a network draw from.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct PacketPool {
     slots: Vec<Slot>,
     /// Head of the free list, linked through `next`.
@@ -63,13 +65,17 @@ impl Default for PacketPool {
 
 impl PacketPool {
     /// Frames held in all FIFOs.
-    pub fn held(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.held
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.held == 0
     }
 
     /// Append `pkt` (leaving at `at`) to `q`.
     #[inline]
-    pub fn push(&mut self, q: &mut Fifo, at: Time, pkt: Packet) {
+    pub(crate) fn push(&mut self, q: &mut Fifo, at: Time, pkt: Packet) {
         let slot = Slot { pkt, at, next: NIL };
         let i = if self.free != NIL {
             let i = self.free;
@@ -77,7 +83,7 @@ impl PacketPool {
             self.slots[i as usize] = slot;
             i
         } else {
-            assert!(self.slots.len() < NIL as usize, "more than 2^32 frames held");
+            assert!(self.slots.len() < NIL as usize, "more than 2^32 - 1 frames held");
             self.slots.push(slot);
             (self.slots.len() - 1) as u32
         };
@@ -92,7 +98,7 @@ impl PacketPool {
 
     /// Remove the head of `q`.
     #[inline]
-    pub fn pop(&mut self, q: &mut Fifo) -> Option<(Time, Packet)> {
+    pub(crate) fn pop(&mut self, q: &mut Fifo) -> Option<(Time, Packet)> {
         if q.head == NIL {
             return None;
         }
@@ -111,7 +117,7 @@ impl PacketPool {
 
     /// The head of `q` without removing it.
     #[inline]
-    pub fn front(&self, q: &Fifo) -> Option<(Time, &Packet)> {
+    pub(crate) fn front(&self, q: &Fifo) -> Option<(Time, &Packet)> {
         (q.head != NIL).then(|| {
             let s = &self.slots[q.head as usize];
             (s.at, &s.pkt)
@@ -119,7 +125,7 @@ impl PacketPool {
     }
 
     /// The frames of `q`, head first.
-    pub fn iter<'a>(&'a self, q: &Fifo) -> impl Iterator<Item = (Time, &'a Packet)> + 'a {
+    pub(crate) fn iter<'a>(&'a self, q: &Fifo) -> impl Iterator<Item = (Time, &'a Packet)> + 'a {
         let mut i = q.head;
         std::iter::from_fn(move || {
             (i != NIL).then(|| {
@@ -149,7 +155,7 @@ mod tests {
             pool.push(&mut a, Time(s as u64), pkt(s));
             pool.push(&mut b, Time::ZERO, pkt(10 + s));
         }
-        assert_eq!(pool.held(), 6);
+        assert_eq!(pool.len(), 6);
         let seqs = |pool: &PacketPool, q: &Fifo| pool.iter(q).map(|(_, p)| p.seq).collect::<Vec<_>>();
         assert_eq!(
             (seqs(&pool, &a), seqs(&pool, &b)),
@@ -162,7 +168,7 @@ mod tests {
         while pool.pop(&mut a).is_some() {}
         assert!(a.is_empty() && pool.front(&a).is_none());
         assert_eq!(seqs(&pool, &b), vec![10, 11, 12, 13]);
-        assert_eq!(pool.held(), 4);
+        assert_eq!(pool.len(), 4);
         pool.push(&mut a, Time(9), pkt(7));
         assert_eq!(pool.front(&a).map(|(t, p)| (t, p.seq)), Some((Time(9), 7)));
     }
@@ -173,7 +179,7 @@ mod tests {
         use std::collections::VecDeque;
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
         let mut pool = PacketPool::default();
-        let mut fifos = [Fifo::default(); 5];
+        let mut fifos: [Fifo; 5] = std::array::from_fn(|_| Fifo::default());
         let mut model: [VecDeque<(Time, u32)>; 5] = Default::default();
         let mut peak = 0;
         for step in 0..50_000u32 {
@@ -188,7 +194,7 @@ mod tests {
             }
             let held: usize = model.iter().map(VecDeque::len).sum();
             peak = peak.max(held);
-            assert_eq!(pool.held(), held);
+            assert_eq!(pool.len(), held);
             assert_eq!(
                 pool.front(&fifos[q]).map(|(t, p)| (t, p.seq)),
                 model[q].front().copied()

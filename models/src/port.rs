@@ -14,7 +14,8 @@ use sim_core::{BitRate, Duration, Time};
 pub const PRIORITIES: usize = 8;
 
 /// Counters kept per port, named as `ethtool -S` names them where a name exists. The ones
-/// every frame updates live in [`TxCounters`], at the front of the port with its queues.
+/// every frame updates are [`TxCounters`] and the per-priority `tx_prio{p}_packets`, kept
+/// at the front of the port with its queues.
 #[derive(Debug, Clone, Default)]
 pub struct PortCounters {
     /// Frames this port's egress queue or ingress PG dropped, by reason.
@@ -40,21 +41,22 @@ pub struct TxCounters {
     pub peak_queue_bytes: u64,
 }
 
-/// One priority's FIFO with its byte count and sent-frame counter.
-#[derive(Debug, Clone, Default)]
+/// One priority's FIFO, its byte count, and the priority's transmit counter.
+#[derive(Debug, Default)]
 struct PrioQueue {
     frames: Fifo,
     /// Frame bytes waiting.
     bytes: u64,
-    /// Data frames (everything but PFC) sent (`tx_prio{p}_packets`).
-    sent: u64,
+    /// Data frames (everything but PFC) this port sent at the priority, queued here or
+    /// taken straight from a NIC's send queue (`tx_prio{p}_packets`).
+    tx_packets: u64,
 }
 
 /// Laid out in order (`repr(C)`, cache-line aligned): the frame in service, occupancy, the
 /// queues and transmit counters first, PFC timers and drop counters after them. On large
 /// fabrics a run is bound by memory latency. The frames themselves wait in the network's
-/// [`PacketPool`].
-#[derive(Debug, Clone)]
+/// [`PacketPool`], so a `Port` is not `Clone` (a copy would free the same slots twice).
+#[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Port {
     in_service: Option<Packet>,
@@ -182,13 +184,13 @@ impl Port {
         self.tx.packets += 1;
         self.tx.bytes += p.frame as u64;
         if p.kind != crate::packet::Kind::Pause {
-            self.queues[p.prio as usize & 7].sent += 1;
+            self.queues[p.prio as usize & 7].tx_packets += 1;
         }
     }
 
     /// Data frames sent at priority `p` (`tx_prio{p}_packets`).
     pub fn tx_prio_packets(&self, p: u8) -> u64 {
-        self.queues[p as usize].sent
+        self.queues[p as usize].tx_packets
     }
 
     /// True when a frame of priority `prio` that entered its switch through `in_port` is
@@ -268,5 +270,29 @@ mod tests {
         port.count_tx(&p);
         assert_eq!((p.seq, port.tx.packets, port.tx.bytes), (0, 1, 4158));
         assert_eq!(port.occupancy(), 0);
+    }
+
+    #[test]
+    fn held_counts_control_queued_and_in_service_frames_once() {
+        let mut port = Port::new(BitRate::gbps(100));
+        let mut pool = PacketPool::default();
+        port.pause.on_frame(
+            Time::ZERO,
+            3,
+            0xffff,
+            BitRate::gbps(100),
+            Duration::ZERO,
+            Duration::from_us(1),
+        );
+        port.enqueue(&mut pool, pkt(1, 3, 1000));
+        port.enqueue(&mut pool, pkt(2, 0, 500));
+        port.enqueue_control(&mut pool, pkt(9, 0, 64));
+        let first = port.dequeue(&mut pool, Time(1)).unwrap();
+        port.begin_tx(first);
+        let mut seqs: Vec<u32> = port.held(&pool).map(|p| p.seq).collect();
+        seqs.sort();
+        assert_eq!(seqs, vec![1, 2, 9], "9 in service, 1 paused, 2 waiting");
+        assert_eq!(pool.len(), 2, "the frame in service has left the pool");
+        assert_eq!(port.occupancy(), 1000 + 500 + 64);
     }
 }

@@ -6,7 +6,7 @@ use crate::network::Role;
 use crate::sim::{Sim, StopReason};
 use crate::switch::mmu::DropReason;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// One row of `flows.csv`.
@@ -366,6 +366,16 @@ fn invariants(sim: &Sim, flows: &[FlowRecord]) -> Vec<Invariant> {
             t.injected_packets, t.delivered_packets, t.dropped_packets
         ),
     );
+    let serializing = sim.net.ports.iter().filter(|p| p.is_busy()).count()
+        + sim.rx.iter().flatten().filter(|b| b.drain.is_busy()).count();
+    let pooled = sim.net.pool.len();
+    check(
+        "packet_pool_consistent",
+        (pooled + serializing) as u64 == fp,
+        format!(
+            "{pooled} frames in the packet pool + {serializing} serializing = {fp} found in queues and on cables"
+        ),
+    );
     check(
         "bytes_conserved",
         t.injected_bytes == t.delivered_bytes + t.dropped_bytes + t.trimmed_bytes + fb,
@@ -451,20 +461,20 @@ fn counters(sim: &Sim) -> Vec<CounterRow> {
     let lossless = sim.variant.pfc.mask();
     let us = |d: sim_core::Duration| d.0 / 1_000_000;
     let mut rows = Vec::new();
-    let mut names: HashMap<String, Arc<str>> = HashMap::new();
-    let mut name = move |s: &str| -> Arc<str> {
+    let mut names: HashSet<Arc<str>> = HashSet::new();
+    let mut intern = move |s: &str| -> Arc<str> {
         if let Some(n) = names.get(s) {
             return n.clone();
         }
         let n: Arc<str> = Arc::from(s);
-        names.insert(s.to_string(), n.clone());
+        names.insert(n.clone());
         n
     };
-    let mut push = |node: &str, port: &str, counter: String, value: u64| {
+    let mut push = |node: &str, port: &str, counter: &str, value: u64| {
         rows.push(CounterRow {
-            node: name(node),
-            port: name(port),
-            counter: name(&counter),
+            node: intern(node),
+            port: intern(port),
+            counter: intern(counter),
             value,
         });
     };
@@ -483,7 +493,7 @@ fn counters(sim: &Sim) -> Vec<CounterRow> {
                 ("drop_headroom_exceeded", c.drops_headroom),
                 ("drop_link_error", c.drops_link_error),
             ] {
-                push(name, &pname, counter.into(), value);
+                push(name, &pname, counter, value);
             }
             // PFC counters (mlx5 names) for lossless priorities and any that saw a pause.
             for prio in 0..8 {
@@ -499,33 +509,28 @@ fn counters(sim: &Sim) -> Vec<CounterRow> {
                     push(
                         name,
                         &pname,
-                        format!("rx_prio{prio}_discards"),
+                        &format!("rx_prio{prio}_discards"),
                         c.rx_discards[prio],
                     );
                 }
-                push(name, &pname, format!("rx_prio{prio}_pause"), rx.frames[prio]);
-                push(name, &pname, format!("tx_prio{prio}_pause"), tx.frames[prio]);
+                push(name, &pname, &format!("rx_prio{prio}_pause"), rx.frames[prio]);
+                push(name, &pname, &format!("tx_prio{prio}_pause"), tx.frames[prio]);
                 push(
                     name,
                     &pname,
-                    format!("rx_prio{prio}_pause_duration"),
+                    &format!("rx_prio{prio}_pause_duration"),
                     us(rx.duration[prio]),
                 );
                 push(
                     name,
                     &pname,
-                    format!("tx_prio{prio}_pause_duration"),
+                    &format!("tx_prio{prio}_pause_duration"),
                     us(tx.duration[prio]),
                 );
             }
             if lossless != 0 {
-                push(
-                    name,
-                    &pname,
-                    "tx_pause_storm_warning_events".into(),
-                    port.xoff.storms,
-                );
-                push(name, &pname, "pfc_storm_detected".into(), port.pause.storms);
+                push(name, &pname, "tx_pause_storm_warning_events", port.xoff.storms);
+                push(name, &pname, "pfc_storm_detected", port.pause.storms);
             }
         }
         if let Role::Host(h) = net.roles[n] {
@@ -542,7 +547,7 @@ fn counters(sim: &Sim) -> Vec<CounterRow> {
                 ("packet_seq_err", c.packet_seq_err),
                 ("local_ack_timeout_err", c.local_ack_timeout_err),
             ] {
-                push(name, "nic", counter.into(), value);
+                push(name, "nic", counter, value);
             }
         }
     }

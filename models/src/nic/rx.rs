@@ -11,7 +11,8 @@
 use crate::port::Port;
 use sim_core::BitRate;
 
-#[derive(Debug, Clone)]
+/// Not `Clone`: its drain's queue is a FIFO in the network's packet pool.
+#[derive(Debug)]
 pub struct RxBuffer {
     /// The host's drain, modelled as a serializer at `rx_rate`.
     pub drain: Port,
@@ -57,7 +58,7 @@ pub fn build(
     latency: sim_core::Duration,
 ) -> Result<Vec<Vec<RxBuffer>>, crate::scenario::FieldError> {
     let Some(rate) = nic.rx_rate else {
-        return Ok(vec![Vec::new(); t.hosts.len()]);
+        return Ok(t.hosts.iter().map(|_| Vec::new()).collect());
     };
     let mut cables: Vec<Vec<&crate::topology::LinkSpec>> = vec![Vec::new(); t.nodes.len()];
     for l in &t.links {

@@ -141,8 +141,9 @@ pub struct Sim<'a> {
     pub nics: Vec<crate::nic::Nic>,
     pub host_counters: Vec<HostCounters>,
     pub buffers: SwitchBuffers,
-    /// NIC receive buffers by port (only host ports, only when the host drains slower).
-    pub rx: Vec<Option<crate::nic::rx::RxBuffer>>,
+    /// NIC receive buffers by port (only host ports, only when the host drains slower;
+    /// boxed, so a fabric without them spends a pointer per port).
+    pub rx: Vec<Option<Box<crate::nic::rx::RxBuffer>>>,
     /// DCQCN parameters resolved for each host's line rate (None: no congestion control).
     dcqcn: Vec<Option<DcqcnParams>>,
     /// NSCC parameters per host (UET with NSCC).
@@ -284,10 +285,10 @@ impl<'a> Sim<'a> {
             variant.switch.latency,
         )
         .expect("validated when the scenario was loaded");
-        let mut rx = vec![None; net.ports.len()];
+        let mut rx: Vec<Option<Box<_>>> = (0..net.ports.len()).map(|_| None).collect();
         for (h, bufs) in per_host.into_iter().enumerate() {
             for (p, b) in net.ports_of(net.host_node[h]).zip(bufs) {
-                rx[p.idx()] = Some(b);
+                rx[p.idx()] = Some(Box::new(b));
             }
         }
         let mut flows = flows;
