@@ -236,18 +236,18 @@ mod tests {
         assert_eq!(port.occupancy(), 0);
     }
 
+    /// A 100 Gb/s port whose peer paused priority 3 at time 0 for `quanta`.
+    fn paused_on_3(quanta: u16) -> (Port, PacketPool) {
+        let mut port = Port::new(BitRate::gbps(100));
+        let rate = port.rate;
+        port.pause
+            .on_frame(Time::ZERO, 3, quanta, rate, Duration::ZERO, Duration::from_us(1));
+        (port, PacketPool::default())
+    }
+
     #[test]
     fn paused_priority_waits_while_others_and_control_frames_go() {
-        let mut port = Port::new(BitRate::gbps(100));
-        let mut pool = PacketPool::default();
-        port.pause.on_frame(
-            Time::ZERO,
-            3,
-            100,
-            BitRate::gbps(100),
-            Duration::ZERO,
-            Duration::from_us(1),
-        );
+        let (mut port, mut pool) = paused_on_3(100);
         port.enqueue(&mut pool, pkt(1, 3, 100));
         port.enqueue(&mut pool, pkt(2, 0, 100));
         port.enqueue_control(&mut pool, pkt(9, 0, 64));
@@ -274,16 +274,7 @@ mod tests {
 
     #[test]
     fn held_counts_control_queued_and_in_service_frames_once() {
-        let mut port = Port::new(BitRate::gbps(100));
-        let mut pool = PacketPool::default();
-        port.pause.on_frame(
-            Time::ZERO,
-            3,
-            0xffff,
-            BitRate::gbps(100),
-            Duration::ZERO,
-            Duration::from_us(1),
-        );
+        let (mut port, mut pool) = paused_on_3(0xffff);
         port.enqueue(&mut pool, pkt(1, 3, 1000));
         port.enqueue(&mut pool, pkt(2, 0, 500));
         port.enqueue_control(&mut pool, pkt(9, 0, 64));
