@@ -3,6 +3,8 @@
 //! `main -> run() -> Result<ExitCode>`: a bad scenario prints its cause and exits 2; an
 //! invariant violation exits 3; anything else that goes wrong exits 1. Never a panic on input.
 
+#[cfg(target_os = "linux")]
+mod alloc;
 mod captures;
 mod compare;
 mod output;
@@ -13,22 +15,6 @@ mod sweep_plots;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
-
-/// jemalloc, asked to back its memory with transparent huge pages (`opt.thp` "always" and
-/// `opt.metadata_thp`, jemalloc(3)). A large fabric's state (ports, routing rows, the packet
-/// slab, per-flow state) is read at random, so with 4 KiB pages most of those reads also
-/// miss the TLB: measured A/B against the system allocator, 0.75-0.83 of the CPU time on
-/// P1024 and 0.80 on P8192, for 15-20 MB more peak memory (`benches/README.md`). A kernel
-/// without THP ignores the advice.
-#[cfg(not(target_env = "msvc"))]
-#[global_allocator]
-static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-
-/// jemalloc reads its options from this symbol at start-up (`_rjem_` is the crate's prefix).
-#[cfg(not(target_env = "msvc"))]
-#[allow(non_upper_case_globals)]
-#[unsafe(export_name = "_rjem_malloc_conf")]
-pub static malloc_conf: &[u8] = b"thp:always,metadata_thp:always\0";
 
 /// Packet-level simulator of AI datacenter fabrics: RoCEv2 and Ultra Ethernet side by side.
 #[derive(Parser, Debug)]
