@@ -2,7 +2,7 @@
 //! simulated time, frames spelt out by `models::pcap`. Written through a buffer to a temporary
 //! name and renamed, like every result file.
 
-use crate::output::Telemetry;
+use crate::telemetry::Telemetry;
 use anyhow::{Context, Result};
 use models::VariantReport;
 use std::fs::File;

@@ -7,11 +7,14 @@
 mod alloc;
 mod captures;
 mod compare;
+mod files;
+mod metrics;
 mod output;
 mod plots;
 mod run;
 mod sweep;
 mod sweep_plots;
+mod telemetry;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -1,11 +1,15 @@
 //! The results directory (`summary.json`, `flows.csv`, `counters.csv`) and the terminal table.
-//! Files are written to a temporary name and renamed, so a reader never sees half a file.
+//! Each file is written to a temporary name and renamed (`files.rs`), so a reader never sees half
+//! a file.
 
 use anyhow::{Context, Result};
 use models::{Scenario, VariantReport};
 use serde::Serialize;
 use std::fs;
 use std::path::Path;
+
+use crate::files::write_atomic;
+use crate::telemetry::Telemetry;
 
 #[derive(Serialize)]
 struct Summary<'a> {
@@ -25,81 +29,6 @@ pub fn peak_rss_mb() -> Option<f64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1024.0)
-}
-
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension("tmp");
-    fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
-}
-
-/// What a variant's run recorded over time, with readable port names.
-pub struct Telemetry {
-    pub sampler: models::telemetry::Sampler,
-    pub log: models::telemetry::EventLog,
-    /// `node port` for every port the sampler or the log mentions.
-    pub labels: std::collections::HashMap<u32, (String, String)>,
-    /// Mirrored ports' frames, and how to spell them out.
-    pub captures: Vec<models::capture::Capture>,
-    pub frames: models::pcap::FrameContext,
-}
-
-impl Telemetry {
-    pub fn take(sim: &mut models::Sim) -> Telemetry {
-        let cfg = models::telemetry::TelemetryConfig {
-            sample_interval: sim_core::Duration(1),
-            max_samples: 4,
-            event_log: 0,
-        };
-        let sampler = std::mem::replace(
-            &mut sim.sampler,
-            models::telemetry::Sampler::new(&cfg, Vec::new()),
-        );
-        let log = std::mem::take(&mut sim.log);
-        let net = &sim.net;
-        let label = |p: u32| {
-            if p == u32::MAX {
-                ("-".to_string(), "-".to_string())
-            } else {
-                let id = models::ids::PortId(p);
-                (
-                    net.names[net.port_node[id.idx()].idx()].clone(),
-                    net.port_name(id),
-                )
-            }
-        };
-        let labels = sampler
-            .ports
-            .iter()
-            .map(|p| p.0)
-            .chain(log.rows.iter().map(|r| r.port.0))
-            .map(|p| (p, label(p)))
-            .collect();
-        let frames = models::pcap::FrameContext {
-            transport: sim.variant.nic.transport,
-            // Tag frames whenever priorities matter: PFC, or classes other than 0 in use.
-            vlan: !sim.variant.pfc.priorities.is_empty()
-                || sim.variant.nic.control_prio != 0
-                || sim.flows.iter().any(|f| f.spec.prio != 0),
-            cnp_dscp: sim.cnp_dscp().unwrap_or(48),
-            endpoints: sim.flows.iter().map(|f| (f.spec.src, f.spec.dst)).collect(),
-        };
-        let captures = std::mem::take(&mut sim.captures);
-        Telemetry {
-            sampler,
-            log,
-            labels,
-            captures,
-            frames,
-        }
-    }
-
-    pub fn label(&self, p: u32) -> String {
-        self.labels
-            .get(&p)
-            .map(|(n, q)| format!("{n} {q}"))
-            .unwrap_or_default()
-    }
 }
 
 /// Refuse to write results over a directory that holds something else: `dir` may be absent,
@@ -198,7 +127,7 @@ fn write_into(
         })
         .collect();
     crate::plots::all(dir, &title, &data)?;
-    crate::compare::write(dir, &title, &crate::compare::rows(&summary_json, None)?)?;
+    crate::compare::write(dir, &title, &crate::metrics::rows(&summary_json, None)?)?;
 
     let mut flows = csv::Writer::from_writer(Vec::new());
     flows.write_record([

@@ -1,7 +1,8 @@
 //! PNG plots of a run, drawn with plotters into an RGB buffer and encoded with `png`. Text
 //! uses the embedded DejaVu Sans, so plots render on machines without system fonts.
 
-use crate::compare::{METRICS, Row};
+use crate::files::write_atomic;
+use crate::metrics::{METRICS, Row};
 use anyhow::{Context, Result, anyhow};
 use models::VariantReport;
 use models::telemetry::{EventLog, Sampler};
@@ -64,7 +65,7 @@ pub(crate) fn png(path: &Path, draw: impl FnOnce(&Area) -> Result<()>) -> Result
         enc.set_depth(png::BitDepth::Eight);
         enc.write_header()?.write_image_data(&buf)?;
     }
-    crate::output::write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
+    write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
 }
 
 pub(crate) fn e<T: std::fmt::Debug>(err: T) -> anyhow::Error {

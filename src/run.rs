@@ -111,7 +111,7 @@ pub fn simulate(
     scenario: &models::Scenario,
     quiet: bool,
     stop: &AtomicBool,
-) -> (Vec<VariantReport>, Vec<output::Telemetry>) {
+) -> (Vec<VariantReport>, Vec<crate::telemetry::Telemetry>) {
     let mut reports = Vec::new();
     let mut telemetry = Vec::new();
     for variant in &scenario.variants {
@@ -127,7 +127,7 @@ pub fn simulate(
         let wall = t0.elapsed().as_secs_f64();
         bar.finish_and_clear();
         reports.push(VariantReport::new(&sim, wall));
-        telemetry.push(output::Telemetry::take(&mut sim));
+        telemetry.push(crate::telemetry::Telemetry::take(&mut sim));
         if stop.load(Ordering::Relaxed) {
             break;
         }

@@ -439,8 +439,8 @@ fn finish(out: &Path, meta: &Meta, mut rows: Vec<Vec<String>>) -> Result<ExitCod
     for r in &rows {
         w.write_record(r)?;
     }
-    crate::output::write_atomic(&out.join("sweep.csv"), &w.into_inner()?)?;
-    crate::output::write_atomic(
+    crate::files::write_atomic(&out.join("sweep.csv"), &w.into_inner()?)?;
+    crate::files::write_atomic(
         &out.join("sweep.json"),
         serde_json::to_string_pretty(meta)?.as_bytes(),
     )?;

@@ -148,7 +148,7 @@ pub fn write(
             )?;
         }
     }
-    crate::output::write_atomic(&out.join("sweep_stats.csv"), &stats.into_inner()?)
+    crate::files::write_atomic(&out.join("sweep_stats.csv"), &stats.into_inner()?)
 }
 
 fn slug(s: &str) -> String {

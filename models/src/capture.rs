@@ -3,9 +3,9 @@
 //! bounded list; nothing it does depends on them, so capturing cannot change the results.
 //! `crate::pcap` spells them out as frames when the results are written.
 
+use crate::error::FieldError;
 use crate::ids::{NodeId, PortId};
 use crate::packet::{Kind, Packet};
-use crate::scenario::FieldError;
 use crate::topology::Topology;
 use serde::Deserialize;
 use sim_core::{Duration, Time};

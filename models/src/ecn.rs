@@ -5,7 +5,7 @@
 //! Marking at dequeue (HPCC's simulator, Spectrum's default) signals congestion a queue-drain
 //! earlier than marking at enqueue.
 
-use crate::scenario::FieldError;
+use crate::error::FieldError;
 use serde::Deserialize;
 use sim_core::Bytes;
 

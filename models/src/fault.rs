@@ -5,8 +5,8 @@
 //! (ASIC fast failover of an ECMP group, or a routing protocol's convergence): until then the
 //! switches keep hashing onto the dead port. Random frame errors are the cable's `loss`.
 
+use crate::error::FieldError;
 use crate::ids::NodeId;
-use crate::scenario::FieldError;
 use crate::topology::Topology;
 use serde::Deserialize;
 use sim_core::{BitRate, Duration, Time};

@@ -26,7 +26,9 @@
 
 pub mod capture;
 pub mod cc;
+pub mod drop;
 pub mod ecn;
+pub mod error;
 pub mod fault;
 pub mod flow;
 pub mod ideal;

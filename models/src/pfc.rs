@@ -17,8 +17,8 @@
 //! pausing side (an ingress that asked its peer to hold). Both keep the counters NICs show in
 //! `ethtool -S` (`rx_prio{p}_pause`, `tx_prio{p}_pause`, `*_pause_duration`).
 
+use crate::error::FieldError;
 use crate::packet::{MIN_FRAME, PFC_FRAME, PREAMBLE_IFG};
-use crate::scenario::FieldError;
 use serde::Deserialize;
 use sim_core::{BitRate, Bytes, Duration, Time};
 

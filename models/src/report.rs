@@ -1,10 +1,10 @@
 //! What a run produced: per-flow records, counters, summary statistics and the invariants
 //! every run is checked against.
 
+use crate::drop::DropReason;
 use crate::ids::PortId;
 use crate::network::Role;
 use crate::sim::{Sim, StopReason};
-use crate::switch::mmu::DropReason;
 use serde::Serialize;
 use std::collections::HashSet;
 use std::sync::Arc;

@@ -12,9 +12,9 @@
 //!   commodity data center network architecture", SIGCOMM 2008): k pods of k/2 edge and k/2
 //!   aggregation switches, (k/2)^2 cores, k^3/4 hosts.
 
+use crate::error::FieldError;
 use crate::ids::NodeId;
 use crate::link::cable_delay;
-use crate::scenario::FieldError;
 use serde::Deserialize;
 use sim_core::{BitRate, Duration, Length};
 

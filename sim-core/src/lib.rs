@@ -18,12 +18,14 @@
 //!
 //! Nothing here is global: a simulation owns its queue and its streams.
 
+mod parse;
 pub mod queue;
 pub mod rng;
 pub mod time;
 pub mod units;
 
+pub use parse::UnitError;
 pub use queue::EventQueue;
 pub use rng::{RngStreams, SimRng};
 pub use time::{Duration, Time};
-pub use units::{BitRate, Bytes, Length, UnitError};
+pub use units::{BitRate, Bytes, Length};

@@ -4,7 +4,7 @@
 //! operators exist: `Time + Duration = Time`, `Time - Time = Duration`, `Duration * n`.
 //! There is no floating-point time anywhere in the simulator.
 
-use crate::units::{UnitError, parse_quantity};
+use crate::parse::{UnitError, parse_quantity};
 use std::fmt;
 use std::ops::{Add, AddAssign, Mul, Sub};
 

@@ -4,81 +4,11 @@
 //! (100 Gb/s = 100e9 bit/s); sizes say which prefix they mean (`KB` = 1000 B, `KiB` = 1024 B).
 //! Parsing is exact decimal arithmetic (no floating point), so `"1.5us"` is exactly 1 500 000 ps.
 
+use crate::parse::{UnitError, parse_quantity};
 use crate::time::Duration;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
-
-/// Why a quantity string was rejected; the message says what was expected.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct UnitError(pub String);
-
-/// Parse `"<decimal number><unit>"` against a unit table of `(suffix, scale)` where the scale is
-/// the number of base units in one of that unit. Returns the exact value in base units.
-pub(crate) fn parse_quantity(
-    input: &str,
-    what: &str,
-    example: &str,
-    units: &[(&str, u128)],
-) -> Result<u64, UnitError> {
-    let s = input.trim();
-    let expected = || {
-        let names: Vec<&str> = units.iter().map(|u| u.0).filter(|u| !u.is_empty()).collect();
-        format!(
-            "expected {what} like \"{example}\" (units: {}), got \"{input}\"",
-            names.join(", ")
-        )
-    };
-    if s.starts_with('-') {
-        return Err(UnitError(format!("{what} must not be negative, got \"{input}\"")));
-    }
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
-        .unwrap_or(s.len());
-    let (number, unit) = (s[..split].replace('_', ""), s[split..].trim());
-    if number.is_empty() || number.matches('.').count() > 1 || number == "." {
-        return Err(UnitError(expected()));
-    }
-    let scale = units
-        .iter()
-        .find(|(name, _)| *name == unit)
-        .map(|u| u.1)
-        .ok_or_else(|| UnitError(expected()))?;
-    let (int_part, frac_part) = number.split_once('.').unwrap_or((&number, ""));
-    if frac_part.len() > 18 {
-        return Err(UnitError(format!(
-            "{what} \"{input}\" has too many decimal places"
-        )));
-    }
-    let int: u128 = if int_part.is_empty() {
-        0
-    } else {
-        int_part.parse().map_err(|_| UnitError(expected()))?
-    };
-    let frac: u128 = if frac_part.is_empty() {
-        0
-    } else {
-        frac_part.parse().map_err(|_| UnitError(expected()))?
-    };
-    let denom = 10u128.pow(frac_part.len() as u32);
-    let whole = int
-        .checked_mul(scale)
-        .ok_or_else(|| UnitError(format!("{what} \"{input}\" is too large")))?;
-    let frac_scaled = frac * scale;
-    if frac_scaled % denom != 0 {
-        return Err(UnitError(format!(
-            "{what} \"{input}\" is finer than the simulator's resolution (1 {})",
-            units
-                .iter()
-                .find(|u| u.1 == 1)
-                .map(|u| u.0)
-                .unwrap_or("base unit")
-        )));
-    }
-    let total = whole + frac_scaled / denom;
-    u64::try_from(total).map_err(|_| UnitError(format!("{what} \"{input}\" is too large")))
-}
 
 /// A number of bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]

@@ -372,14 +372,14 @@ fn numeric_edge_cases_are_rejected_naming_the_key() {
 fn ctrl_c_stops_the_run_and_still_writes_its_results() {
     let out = tmp("ctrl-c");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args(["run", root().join("benches/p1024-uec.toml").to_str().unwrap()])
+        .args(["run", root().join("benches/p8192-uec.toml").to_str().unwrap()])
         .args(["--out", out.to_str().unwrap(), "-q"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Loading takes about 0.3 s of CPU and the run over 3 s: interrupt it mid-way, with
-    // room on both sides for a busy machine.
+    // Loading takes about 1 s of CPU and the run some 10 s (P1024 can finish in 2 s on a
+    // quiet machine): interrupt it mid-way, with room on both sides for a busy machine.
     std::thread::sleep(std::time::Duration::from_millis(2000));
     let kill = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])

@@ -56,7 +56,7 @@ pub fn build(
     pfc: &crate::pfc::PfcConfig,
     max_frame: u32,
     latency: sim_core::Duration,
-) -> Result<Vec<Vec<RxBuffer>>, crate::scenario::FieldError> {
+) -> Result<Vec<Vec<RxBuffer>>, crate::error::FieldError> {
     let Some(rate) = nic.rx_rate else {
         return Ok(t.hosts.iter().map(|_| Vec::new()).collect());
     };
@@ -83,7 +83,7 @@ pub fn build(
                 )
             };
             let b = RxBuffer::new(rate, nic.rx_buffer.0, headroom, pfc.xon_offset.0).map_err(|e| {
-                crate::scenario::FieldError::new("nic.rx_buffer", format!("{}: {e}", t.node_name(h)))
+                crate::error::FieldError::new("nic.rx_buffer", format!("{}: {e}", t.node_name(h)))
             })?;
             bufs.push(b);
         }

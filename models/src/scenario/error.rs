@@ -1,30 +1,8 @@
 //! Errors that point at the scenario file: which file, which line, which key, what was expected.
 
+pub use crate::error::FieldError;
 use std::fmt;
 use toml::de::{DeTable, DeValue};
-
-/// A value that failed validation, named by its dotted key path (`topology.host_link.rate`,
-/// `flow[2].dst`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldError {
-    pub path: String,
-    pub message: String,
-}
-
-impl FieldError {
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        FieldError {
-            path: path.into(),
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for FieldError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}`: {}", self.path, self.message)
-    }
-}
 
 /// Where a bad value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]

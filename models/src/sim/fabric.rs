@@ -2,13 +2,13 @@
 
 use super::FLOWLET_SLOTS;
 use super::{Event, Sim};
+use crate::drop::DropReason;
 use crate::ecn::MarkAt;
 use crate::ids::{FlowId, HostId, NodeId, PortId, SwitchId};
 use crate::network::Role;
 use crate::packet::{Charge, Kind, PFC_FRAME, Packet, flags};
 use crate::routing::pick;
 use crate::switch::Routing;
-use crate::switch::mmu::DropReason;
 use crate::switch::trim::trimmable;
 use rand::RngExt;
 

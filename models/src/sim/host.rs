@@ -155,7 +155,7 @@ impl Sim<'_> {
             if lossless {
                 self.totals.lossless_drops_adequate += 1;
             }
-            return self.drop(pkt, crate::switch::mmu::DropReason::NicRxFull, q);
+            return self.drop(pkt, crate::drop::DropReason::NicRxFull, q);
         }
         rx.drain.enqueue(&mut self.net.pool, pkt);
         let xoff = lossless && rx.occupancy() >= rx.xoff_at;

@@ -23,6 +23,7 @@ mod uet;
 
 use crate::cc::dcqcn::DcqcnParams;
 use crate::cc::nscc::NsccParams;
+use crate::drop::DropReason;
 use crate::flow::{Flow, Proto, Uet};
 use crate::ideal;
 use crate::ids::{FlowId, PortId};
@@ -34,7 +35,7 @@ use crate::nic::roce::RoceQp;
 use crate::packet::Packet;
 use crate::scenario::{Scenario, Variant};
 use crate::switch::Routing;
-use crate::switch::{SwitchBuffers, build_buffers, mmu::DropReason};
+use crate::switch::{SwitchBuffers, build_buffers};
 use sim_core::{BitRate, Duration};
 use sim_core::{EventQueue, RngStreams, SimRng, Time};
 
@@ -100,7 +101,7 @@ pub struct Totals {
     pub dropped_packets: u64,
     pub dropped_bytes: u64,
     /// Drops by [`DropReason`] (indexed as `DropReason::ALL`).
-    pub drops_by_reason: [u64; 6],
+    pub drops_by_reason: [u64; DropReason::COUNT],
     /// PFC frames sent (XOFF, refreshes and XON).
     pub pfc_frames: u64,
     /// Data frames marked CE.

@@ -15,47 +15,8 @@
 //! With S congested queues and B free cells, each settles at alpha B / (1 + alpha S).
 //! Slices (Tomahawk) are independent pools; a frame is charged to its egress port's slice.
 
+use crate::drop::DropReason;
 use crate::packet::Charge;
-
-/// Why a switch dropped a frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum DropReason {
-    /// A lossy queue above its dynamic threshold, or the shared pool full.
-    LossyBufferFull,
-    /// A lossless PG whose headroom overflowed (headroom too small for the cable, or PFC off
-    /// upstream).
-    HeadroomExceeded,
-    /// No route to the destination.
-    NoRoute,
-    /// A frame corrupted on the wire (random loss), discarded by the receiving port's FCS check.
-    LinkError,
-    /// A NIC's receive buffer overflowed (the host drains slower than the link delivers).
-    NicRxFull,
-    /// Sent onto, or caught on, a cable that had failed.
-    LinkDown,
-}
-
-impl DropReason {
-    pub const ALL: [DropReason; 6] = [
-        DropReason::LossyBufferFull,
-        DropReason::HeadroomExceeded,
-        DropReason::NoRoute,
-        DropReason::LinkError,
-        DropReason::NicRxFull,
-        DropReason::LinkDown,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            DropReason::LossyBufferFull => "lossy_buffer_full",
-            DropReason::HeadroomExceeded => "headroom_exceeded",
-            DropReason::NoRoute => "no_route",
-            DropReason::LinkError => "link_error",
-            DropReason::NicRxFull => "nic_rx_full",
-            DropReason::LinkDown => "link_down",
-        }
-    }
-}
 
 /// A dynamic threshold: alpha x free cells (alpha may be infinite: the whole free pool).
 #[inline]

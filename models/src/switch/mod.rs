@@ -10,7 +10,7 @@ pub mod mmu;
 pub mod trim;
 
 use crate::ecn::EcnConfig;
-use crate::scenario::FieldError;
+use crate::error::FieldError;
 use asic::Asic;
 use mmu::MmuParams;
 use serde::Deserialize;

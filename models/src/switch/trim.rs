@@ -4,8 +4,8 @@
 //! within one trip and NACKs it, and the sender resends at once instead of waiting for a
 //! timeout. Only packets marked trimmable (UET data) are trimmed; anything else is dropped.
 
+use crate::error::FieldError;
 use crate::packet::{Packet, UET_DATA_HEADERS, flags};
-use crate::scenario::FieldError;
 use serde::Deserialize;
 use sim_core::Bytes;
 

@@ -9,8 +9,8 @@ pub mod cdf;
 pub mod collective;
 pub mod htsim;
 
+use crate::error::FieldError;
 use crate::ids::HostId;
-use crate::scenario::FieldError;
 use crate::topology::Topology;
 use rand::RngExt;
 use rand::seq::SliceRandom;

@@ -1,0 +1,80 @@
+//! The headline numbers of a variant as `compare.png` and `report.md` show them, read back
+//! from `summary.json` (so a comparison of earlier runs uses exactly what they wrote).
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+/// One variant's headline numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub name: String,
+    pub completed: u64,
+    pub total: u64,
+    pub fct_p50_us: f64,
+    pub fct_p99_us: f64,
+    pub fct_max_us: f64,
+    pub slowdown_p50: f64,
+    pub slowdown_p99: f64,
+    pub goodput_gbps: f64,
+    pub drops: u64,
+    pub trimmed: u64,
+    pub pauses: u64,
+    pub retransmitted: u64,
+    pub rtos: u64,
+}
+
+/// The metrics `compare.png` draws: label, unit, value.
+pub const METRICS: [(&str, &str); 7] = [
+    ("FCT p50", "us"),
+    ("FCT p99", "us"),
+    ("goodput", "Gb/s"),
+    ("drops", "packets"),
+    ("PFC pauses", "frames"),
+    ("trims", "packets"),
+    ("retransmits", "packets"),
+];
+
+impl Row {
+    pub fn metric(&self, i: usize) -> f64 {
+        match i {
+            0 => self.fct_p50_us,
+            1 => self.fct_p99_us,
+            2 => self.goodput_gbps,
+            3 => self.drops as f64,
+            4 => self.pauses as f64,
+            5 => self.trimmed as f64,
+            _ => self.retransmitted as f64,
+        }
+    }
+}
+
+/// Rows of a `summary.json`, variant names prefixed with `prefix` when given.
+pub fn rows(summary: &Value, prefix: Option<&str>) -> Result<Vec<Row>> {
+    let variants = summary["variants"]
+        .as_array()
+        .context("summary.json has no `variants` array")?;
+    let f = |v: &Value, k: &str| v.pointer(k).and_then(Value::as_f64).unwrap_or(0.0);
+    let u = |v: &Value, k: &str| v.pointer(k).and_then(Value::as_u64).unwrap_or(0);
+    Ok(variants
+        .iter()
+        .map(|v| Row {
+            name: match prefix {
+                Some(p) => format!("{p}/{}", v["name"].as_str().unwrap_or("?")),
+                None => v["name"].as_str().unwrap_or("?").to_string(),
+            },
+            completed: u(v, "/flows_completed"),
+            total: u(v, "/flows_total"),
+            fct_p50_us: f(v, "/fct_ns/p50") / 1e3,
+            fct_p99_us: f(v, "/fct_ns/p99") / 1e3,
+            fct_max_us: f(v, "/fct_ns/max") / 1e3,
+            slowdown_p50: f(v, "/slowdown/p50"),
+            slowdown_p99: f(v, "/slowdown/p99"),
+            goodput_gbps: f(v, "/goodput_gbps"),
+            drops: u(v, "/drops"),
+            trimmed: u(v, "/trimmed"),
+            pauses: u(v, "/pfc_pause_frames"),
+            retransmitted: u(v, "/retransmitted_packets"),
+            rtos: u(v, "/rtos"),
+        })
+        .collect())
+}

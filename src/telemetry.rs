@@ -1,0 +1,71 @@
+//! What a variant's run recorded over time (sampled series, the event log, captures), taken
+//! out of the finished simulation with readable port names, for the result writers.
+
+/// What a variant's run recorded over time, with readable port names.
+pub struct Telemetry {
+    pub sampler: models::telemetry::Sampler,
+    pub log: models::telemetry::EventLog,
+    /// `node port` for every port the sampler or the log mentions.
+    pub labels: std::collections::HashMap<u32, (String, String)>,
+    /// Mirrored ports' frames, and how to spell them out.
+    pub captures: Vec<models::capture::Capture>,
+    pub frames: models::pcap::FrameContext,
+}
+
+impl Telemetry {
+    pub fn take(sim: &mut models::Sim) -> Telemetry {
+        let cfg = models::telemetry::TelemetryConfig {
+            sample_interval: sim_core::Duration(1),
+            max_samples: 4,
+            event_log: 0,
+        };
+        let sampler = std::mem::replace(
+            &mut sim.sampler,
+            models::telemetry::Sampler::new(&cfg, Vec::new()),
+        );
+        let log = std::mem::take(&mut sim.log);
+        let net = &sim.net;
+        let label = |p: u32| {
+            if p == u32::MAX {
+                ("-".to_string(), "-".to_string())
+            } else {
+                let id = models::ids::PortId(p);
+                (
+                    net.names[net.port_node[id.idx()].idx()].clone(),
+                    net.port_name(id),
+                )
+            }
+        };
+        let labels = sampler
+            .ports
+            .iter()
+            .map(|p| p.0)
+            .chain(log.rows.iter().map(|r| r.port.0))
+            .map(|p| (p, label(p)))
+            .collect();
+        let frames = models::pcap::FrameContext {
+            transport: sim.variant.nic.transport,
+            // Tag frames whenever priorities matter: PFC, or classes other than 0 in use.
+            vlan: !sim.variant.pfc.priorities.is_empty()
+                || sim.variant.nic.control_prio != 0
+                || sim.flows.iter().any(|f| f.spec.prio != 0),
+            cnp_dscp: sim.cnp_dscp().unwrap_or(48),
+            endpoints: sim.flows.iter().map(|f| (f.spec.src, f.spec.dst)).collect(),
+        };
+        let captures = std::mem::take(&mut sim.captures);
+        Telemetry {
+            sampler,
+            log,
+            labels,
+            captures,
+            frames,
+        }
+    }
+
+    pub fn label(&self, p: u32) -> String {
+        self.labels
+            .get(&p)
+            .map(|(n, q)| format!("{n} {q}"))
+            .unwrap_or_default()
+    }
+}
