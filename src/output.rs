@@ -230,10 +230,10 @@ fn write_events(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetry]) 
                 .get(&e.port.0)
                 .cloned()
                 .unwrap_or(("-".into(), "-".into()));
-            let flow = if e.flow == u32::MAX {
+            let flow = if e.flow.is_none() {
                 String::new()
             } else {
-                e.flow.to_string()
+                e.flow.0.to_string()
             };
             w.write_record([
                 r.summary.name.as_str(),

@@ -26,7 +26,7 @@ impl Telemetry {
         let log = std::mem::take(&mut sim.log);
         let net = &sim.net;
         let label = |p: u32| {
-            if p == u32::MAX {
+            if p == models::ids::PortId::NONE.0 {
                 ("-".to_string(), "-".to_string())
             } else {
                 let id = models::ids::PortId(p);

@@ -71,13 +71,15 @@ const KINDS: [(&str, Kind); 6] = [
     ("credit", Kind::Credit),
 ];
 
-/// A validated capture point; the port is found when the fabric is built.
+/// A validated capture point.
 #[derive(Debug, Clone)]
 pub struct CaptureSpec {
     pub name: String,
     pub node: NodeId,
     pub peer: Option<NodeId>,
     pub cable: usize,
+    /// The mirrored port.
+    pub port: PortId,
     pub direction: Direction,
     pub start: Time,
     pub stop: Time,
@@ -197,11 +199,15 @@ pub fn resolve(caps: &[CaptureConfig], t: &Topology) -> Result<Vec<CaptureSpec>,
                 format!("another capture is already named \"{name}\""),
             ));
         }
+        let port = t
+            .port_of(n, peer, c.cable)
+            .ok_or_else(|| FieldError::new(key("node"), format!("{} has no port to mirror", c.node)))?;
         out.push(CaptureSpec {
             name,
             node: n,
             peer,
             cable: c.cable,
+            port,
             direction: c.direction,
             start,
             stop,

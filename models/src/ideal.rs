@@ -24,11 +24,8 @@ pub fn path(net: &Network, f: &FlowSpec) -> Vec<(BitRate, Duration)> {
     let mut hops = Vec::new();
     let (mut node, dst_node) = (net.host_node[f.src.idx()], net.host_node[f.dst.idx()]);
     while node != dst_node && hops.len() <= net.names.len() {
-        let next = net.routes.next_hops(node, f.dst);
-        let port = match next.first() {
-            Some(&p) => p,
-            None if !net.routes.has_table(node) => crate::ids::PortId(net.node_ports[node.idx()].start),
-            None => return Vec::new(),
+        let Some(&port) = net.router.tables.next_hops(node, f.dst).first() else {
+            return Vec::new();
         };
         hops.push((net.ports[port.idx()].rate, net.links[port.idx()].delay));
         node = net.port_node[net.peer[port.idx()].idx()];
@@ -229,7 +226,11 @@ mod tests {
         }
         .build()
         .unwrap();
-        let net = Network::build(&topo);
+        let net = Network::build(
+            &topo,
+            crate::routing::Routing::Ecmp,
+            &sim_core::RngStreams::new(1),
+        );
         let f = FlowSpec {
             src: HostId(0),
             dst: HostId(1),

@@ -7,9 +7,17 @@ macro_rules! id {
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
         pub struct $name(pub u32);
         impl $name {
+            /// No such component: the id a field holds before it names one.
+            pub const NONE: $name = $name(u32::MAX);
+
             #[inline]
             pub fn idx(self) -> usize {
                 self.0 as usize
+            }
+
+            #[inline]
+            pub fn is_none(self) -> bool {
+                self == Self::NONE
             }
         }
     };

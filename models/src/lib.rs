@@ -27,10 +27,8 @@
 pub mod capture;
 pub mod cc;
 pub mod drop;
-pub mod ecn;
 pub mod error;
 pub mod fault;
-pub mod flow;
 pub mod ideal;
 pub mod ids;
 pub mod link;
@@ -41,6 +39,7 @@ pub mod pcap;
 pub mod pfc;
 pub mod pool;
 pub mod port;
+pub mod prio;
 pub mod report;
 pub mod routing;
 pub mod scenario;

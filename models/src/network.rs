@@ -1,4 +1,4 @@
-//! The fabric as arenas: nodes, their ports (each with its outgoing link), and routes.
+//! The fabric as arenas: nodes, their ports (each with its outgoing link), and routing.
 //!
 //! Ports of a node are contiguous ids, so "the ports of node n" is a range and a port's index
 //! within its node is `port - range.start`. `peer[p]` is the port at the other end of p's
@@ -8,7 +8,7 @@ use crate::ids::{HostId, NodeId, PortId, SwitchId};
 use crate::link::Link;
 use crate::pool::PacketPool;
 use crate::port::Port;
-use crate::routing::{Graph, Routes};
+use crate::routing::{Graph, Router, Routes, Routing};
 use crate::topology::{NodeKind, Topology};
 use std::ops::Range;
 
@@ -31,7 +31,8 @@ pub struct Network {
     pub pool: PacketPool,
     pub port_node: Vec<NodeId>,
     pub peer: Vec<PortId>,
-    pub routes: Routes,
+    /// Routing tables, ECMP hashes and the switches' policy.
+    pub router: Router,
     pub host_node: Vec<NodeId>,
     pub switch_node: Vec<NodeId>,
     /// Ports whose cable works (faults take them down).
@@ -40,7 +41,8 @@ pub struct Network {
 }
 
 impl Network {
-    pub fn build(t: &Topology) -> Network {
+    /// The fabric of `t`, its switches routing by `policy`, hash salts from `streams`.
+    pub fn build(t: &Topology, policy: Routing, streams: &sim_core::RngStreams) -> Network {
         let n = t.nodes.len();
         let mut degree = vec![0u32; n];
         for l in &t.links {
@@ -86,7 +88,7 @@ impl Network {
         debug_assert_eq!(host_node, t.hosts);
         let is_host: Vec<bool> = t.nodes.iter().map(|s| s.kind == NodeKind::Host).collect();
         let port_peer_node: Vec<NodeId> = peer.iter().map(|q| port_node[q.idx()]).collect();
-        let routes = Routes::build(&Graph {
+        let tables = Routes::build(&Graph {
             node_ports: &node_ports,
             port_peer_node: &port_peer_node,
             is_host: &is_host,
@@ -106,7 +108,7 @@ impl Network {
             pool: PacketPool::default(),
             port_node,
             peer,
-            routes,
+            router: Router::new(tables, streams, n, switch_node.len(), policy),
             host_node,
             switch_node,
             port_up: vec![true; total],
@@ -119,7 +121,7 @@ impl Network {
     pub fn reroute(&mut self) {
         let is_host: Vec<bool> = self.roles.iter().map(|r| matches!(r, Role::Host(_))).collect();
         let port_peer_node: Vec<NodeId> = self.peer.iter().map(|q| self.port_node[q.idx()]).collect();
-        self.routes = Routes::build(&Graph {
+        self.router.tables = Routes::build(&Graph {
             node_ports: &self.node_ports,
             port_peer_node: &port_peer_node,
             is_host: &is_host,
@@ -196,17 +198,17 @@ mod tests {
         }
         .build()
         .unwrap();
-        let net = Network::build(&t);
+        let net = Network::build(&t, Routing::Ecmp, &sim_core::RngStreams::new(1));
         let leaf0 = NodeId(t.nodes.iter().position(|n| n.name == "leaf0").unwrap() as u32);
         // h2 is on leaf1: three equal-cost uplinks.
-        let up = net.routes.next_hops(leaf0, HostId(2));
+        let up = net.router.tables.next_hops(leaf0, HostId(2));
         assert_eq!(up.len(), 3);
         assert!(
             up.iter()
                 .all(|&p| net.names[net.port_node[net.peer[p.idx()].idx()].idx()].starts_with("spine"))
         );
         // h1 is local: one port, cabled to h1.
-        let down = net.routes.next_hops(leaf0, HostId(1));
+        let down = net.router.tables.next_hops(leaf0, HostId(1));
         assert_eq!(down.len(), 1);
         assert_eq!(net.port_name(down[0]), "to-h1");
         // Peers are symmetric.
@@ -224,17 +226,21 @@ mod tests {
         }
         .build()
         .unwrap();
-        let net = Network::build(&t);
+        let net = Network::build(&t, Routing::Ecmp, &sim_core::RngStreams::new(1));
         let edge = NodeId(t.nodes.iter().position(|n| n.name == "edge0-0").unwrap() as u32);
         let agg = NodeId(t.nodes.iter().position(|n| n.name == "agg0-0").unwrap() as u32);
         let far = HostId(15); // pod 3
         assert_eq!(
-            net.routes.next_hops(edge, far).len(),
+            net.router.tables.next_hops(edge, far).len(),
             2,
             "k/2 aggregation uplinks"
         );
-        assert_eq!(net.routes.next_hops(agg, far).len(), 2, "k/2 core uplinks");
-        assert_eq!(net.routes.next_hops(agg, HostId(0)).len(), 1, "down to its edge");
+        assert_eq!(net.router.tables.next_hops(agg, far).len(), 2, "k/2 core uplinks");
+        assert_eq!(
+            net.router.tables.next_hops(agg, HostId(0)).len(),
+            1,
+            "down to its edge"
+        );
     }
 
     #[test]
@@ -245,14 +251,14 @@ mod tests {
         }
         .build()
         .unwrap();
-        let net = Network::build(&t);
+        let net = Network::build(&t, Routing::Ecmp, &sim_core::RngStreams::new(1));
         // h0 reaches h2 through h1 (2 hops one way, 3 the other).
-        let hops = net.routes.next_hops(t.hosts[0], HostId(2));
+        let hops = net.router.tables.next_hops(t.hosts[0], HostId(2));
         assert_eq!(hops.len(), 1);
         assert_eq!(net.port_name(hops[0]), "to-h1");
         // Opposite host in a 4-ring would be a tie; in a 5-ring h0->h3 goes via h4.
         assert_eq!(
-            net.port_name(net.routes.next_hops(t.hosts[0], HostId(3))[0]),
+            net.port_name(net.router.tables.next_hops(t.hosts[0], HostId(3))[0]),
             "to-h4"
         );
     }

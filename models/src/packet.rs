@@ -7,11 +7,17 @@
 //! "RoCEv2"), and every frame also occupies 20 B more on the wire: 8 B preamble/SFD and 12 B
 //! inter-frame gap (IEEE 802.3 clause 4.4.2).
 
-use crate::ids::{FlowId, HostId};
+use crate::ids::{FlowId, HostId, PortId};
 use sim_core::Time;
 
 /// Preamble + start-of-frame delimiter (8 B) and minimum inter-frame gap (12 B): IEEE 802.3.
 pub const PREAMBLE_IFG: u32 = 20;
+/// Bytes a frame of `frame` bytes occupies on the wire: the frame plus preamble, SFD and gap.
+#[inline]
+pub const fn on_wire(frame: u32) -> u64 {
+    (frame + PREAMBLE_IFG) as u64
+}
+
 /// Ethernet II header 14 B + FCS 4 B.
 pub const ETH_OVERHEAD: u32 = 18;
 /// IPv4 (20) + UDP (8).
@@ -84,20 +90,23 @@ pub enum Charge {
 ///
 /// There is no source address: the flow names both ends, and the ECMP hash uses the flow,
 /// the destination and the entropy (equivalent to a 5-tuple for every flow the model has).
+/// Fields whose meaning depends on the kind are private and read through accessors named for
+/// what they carry ([`Packet::quanta`], [`Packet::sack_base`], [`Packet::credit`], ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Packet {
     /// When the sender put it on its first queue (echoed in ACKs for RTT samples).
     pub sent_at: Time,
-    /// UET selective-ACK bitmap: bit i acknowledges PSN `aux + i`.
-    pub sack: u64,
+    /// UET selective-ACK bitmap: bit i acknowledges PSN `sack_base() + i`.
+    sack_bitmap: u64,
     pub flow: FlowId,
     /// Packet sequence number (data), the PSN acknowledged (ACK/NAK), or pause quanta (PFC).
     pub seq: u32,
     pub dst: HostId,
-    /// Transport-specific: the SACK bitmap's base PSN (UET ACK), credit bytes (RCCC).
-    pub aux: u32,
+    /// The SACK bitmap's base PSN (UET ACK), credit bytes (RCCC credit), or the sender's
+    /// cumulative pull target in quanta (UET data, RTS).
+    aux: u32,
     /// Port the packet entered the current switch by (buffer accounting, PFC).
-    pub in_port: u32,
+    pub in_port: PortId,
     /// Application bytes carried.
     pub payload: u16,
     /// Frame length on the wire without preamble and IFG: headers + payload (+ padding).
@@ -116,7 +125,7 @@ impl Packet {
     /// Bytes the packet occupies on the wire, including preamble and inter-frame gap.
     #[inline]
     pub fn wire_bytes(&self) -> u64 {
-        (self.frame as u32 + PREAMBLE_IFG) as u64
+        on_wire(self.frame as u32)
     }
 
     #[inline]
@@ -133,12 +142,12 @@ impl Packet {
     pub fn control(kind: Kind, flow: FlowId, dst: HostId, seq: u32, frame: u32, prio: u8) -> Packet {
         Packet {
             sent_at: Time::ZERO,
-            sack: 0,
+            sack_bitmap: 0,
             flow,
             seq,
             dst,
             aux: 0,
-            in_port: 0,
+            in_port: PortId::NONE,
             payload: 0,
             frame: frame as u16,
             entropy: 0,
@@ -147,6 +156,88 @@ impl Packet {
             flags: 0,
             charge: Charge::None,
         }
+    }
+
+    /// A data packet of `flow` to `dst`: PSN `seq`, `payload` bytes in a `frame`-byte frame.
+    #[allow(clippy::too_many_arguments)]
+    pub fn data(
+        flow: FlowId,
+        dst: HostId,
+        seq: u32,
+        payload: u16,
+        frame: u16,
+        entropy: u16,
+        prio: u8,
+        flags: u8,
+        sent_at: Time,
+    ) -> Packet {
+        Packet {
+            sent_at,
+            payload,
+            entropy,
+            flags,
+            ..Packet::control(Kind::Data, flow, dst, seq, frame as u32, prio)
+        }
+    }
+
+    /// An IEEE 802.1Qbb PFC frame for `prio` asking for `quanta` (0: XON). It belongs to no
+    /// flow and no host.
+    pub fn pause(prio: u8, quanta: u16) -> Packet {
+        Packet::control(
+            Kind::Pause,
+            FlowId::NONE,
+            HostId(0),
+            quanta as u32,
+            PFC_FRAME,
+            prio,
+        )
+    }
+
+    /// The pause time a PFC frame requests, in quanta (0 = XON).
+    #[inline]
+    pub fn quanta(&self) -> u16 {
+        debug_assert_eq!(self.kind, Kind::Pause);
+        self.seq as u16
+    }
+
+    /// UET selective ACK: PSN `base + i` for every bit i of `bitmap` (the cumulative PSN is `seq`).
+    #[inline]
+    pub fn set_sack(&mut self, base: u32, bitmap: u64) {
+        (self.aux, self.sack_bitmap) = (base, bitmap);
+    }
+
+    /// The SACK bitmap's base PSN.
+    #[inline]
+    pub fn sack_base(&self) -> u32 {
+        self.aux
+    }
+
+    #[inline]
+    pub fn sack_bitmap(&self) -> u64 {
+        self.sack_bitmap
+    }
+
+    /// RCCC: the credit (wire bytes) a credit packet grants.
+    #[inline]
+    pub fn credit(&self) -> u32 {
+        self.aux
+    }
+
+    #[inline]
+    pub fn set_credit(&mut self, bytes: u32) {
+        self.aux = bytes;
+    }
+
+    /// RCCC: the sender's cumulative pull target, in credit quanta, carried by its data
+    /// packets and requests to send.
+    #[inline]
+    pub fn pull_target(&self) -> u32 {
+        self.aux
+    }
+
+    #[inline]
+    pub fn set_pull_target(&mut self, quanta: u32) {
+        self.aux = quanta;
     }
 }
 

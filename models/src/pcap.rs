@@ -290,8 +290,8 @@ fn uet(pkt: &Packet, out: &mut Vec<u8>) {
             out.extend_from_slice(&pdc.to_be_bytes());
             out.push(0); // cc_type NSCC
             out.push(0); // mpr
-            out.extend_from_slice(&(pkt.aux.wrapping_sub(pkt.seq) as u16).to_be_bytes());
-            out.extend_from_slice(&pkt.sack.to_be_bytes());
+            out.extend_from_slice(&(pkt.sack_base().wrapping_sub(pkt.seq) as u16).to_be_bytes());
+            out.extend_from_slice(&pkt.sack_bitmap().to_be_bytes());
             out.extend_from_slice(&[0u8; 8]); // CC state
         }
         Kind::Nak => {
@@ -311,7 +311,8 @@ fn uet(pkt: &Packet, out: &mut Vec<u8>) {
             out.extend_from_slice(&pkt.seq.to_be_bytes());
             out.extend_from_slice(&pdc.to_be_bytes());
             out.extend_from_slice(&pdc.to_be_bytes());
-            out.extend_from_slice(&pkt.aux.to_be_bytes());
+            // The grant (a credit) or the pull target (a request to send): the same word.
+            out.extend_from_slice(&pkt.credit().to_be_bytes());
         }
         Kind::Cnp | Kind::Pause => {}
     }
@@ -324,7 +325,7 @@ fn pfc(pkt: &Packet, sender_port: u32, out: &mut Vec<u8>) {
     out.extend_from_slice(&0x0101u16.to_be_bytes());
     out.extend_from_slice(&(1u16 << pkt.prio).to_be_bytes());
     for p in 0..8u8 {
-        let q = if p == pkt.prio { pkt.seq as u16 } else { 0 };
+        let q = if p == pkt.prio { pkt.quanta() } else { 0 };
         out.extend_from_slice(&q.to_be_bytes());
     }
 }
@@ -439,7 +440,7 @@ mod tests {
     #[test]
     fn pfc_frames_carry_the_priority_and_quanta() {
         let mut out = Vec::new();
-        let p = Packet::control(Kind::Pause, FlowId(u32::MAX), HostId(0), 0xffff, 64, 3);
+        let p = Packet::pause(3, 0xffff);
         encode(&ctx(Transport::Roce, true), &p, 7, &mut out);
         assert_eq!(out.len(), 60);
         assert_eq!(out[12..16], [0x88, 0x08, 0x01, 0x01]);

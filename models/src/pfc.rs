@@ -18,7 +18,9 @@
 //! `ethtool -S` (`rx_prio{p}_pause`, `tx_prio{p}_pause`, `*_pause_duration`).
 
 use crate::error::FieldError;
-use crate::packet::{MIN_FRAME, PFC_FRAME, PREAMBLE_IFG};
+use crate::ids::PortId;
+use crate::packet::{MIN_FRAME, PFC_FRAME, on_wire};
+use crate::prio::PrioMask;
 use serde::Deserialize;
 use sim_core::{BitRate, Bytes, Duration, Time};
 
@@ -145,8 +147,8 @@ impl PfcConfig {
         let renews = |quanta: u16, refresh: Option<Duration>| {
             let pause = Self::pause_time(fastest, quanta);
             let refresh = refresh.unwrap_or(Duration(pause.0 / 2).max(Duration(1)));
-            let renewal = fastest.tx_time((max_frame + PREAMBLE_IFG) as u64)
-                + fastest.tx_time((PFC_FRAME + PREAMBLE_IFG) as u64)
+            let renewal = fastest.tx_time(on_wire(max_frame))
+                + fastest.tx_time(on_wire(PFC_FRAME))
                 + Self::pause_time(fastest, self.response_quanta);
             (refresh + renewal < pause, pause, refresh, renewal)
         };
@@ -173,9 +175,9 @@ impl PfcConfig {
         ))
     }
 
-    /// Bit mask of lossless priorities.
-    pub fn mask(&self) -> u8 {
-        self.priorities.iter().fold(0, |m, &p| m | 1 << p)
+    /// The lossless priorities.
+    pub fn mask(&self) -> PrioMask {
+        self.priorities.iter().copied().collect()
     }
 
     /// How long `quanta` pause a port of `rate`.
@@ -211,10 +213,9 @@ impl PfcConfig {
         cell: u32,
     ) -> u64 {
         let cell = cell.max(1) as u64;
-        let frame_wire = (max_frame + PREAMBLE_IFG) as u64;
+        let frame_wire = on_wire(max_frame);
         let in_flight = |d: Duration| rate.bytes_in(d) + 1;
-        let arrivals =
-            frame_wire + (PFC_FRAME + PREAMBLE_IFG) as u64 + 2 * in_flight(delay) + in_flight(peer_response);
+        let arrivals = frame_wire + on_wire(PFC_FRAME) + 2 * in_flight(delay) + in_flight(peer_response);
         let buffered = |f: u64| f.div_ceil(cell) * cell;
         // Buffer per wire byte, as a fraction (num, den), worst over frame sizes: the smallest
         // frame, the largest, and the first size past a cell boundary (the ratio peaks there).
@@ -222,7 +223,7 @@ impl PfcConfig {
         let (num, den) = [MIN_FRAME as u64, past_boundary, max_frame as u64]
             .into_iter()
             .filter(|&f| f >= MIN_FRAME as u64 && f <= max_frame as u64)
-            .map(|f| (buffered(f), f + PREAMBLE_IFG as u64))
+            .map(|f| (buffered(f), on_wire(f as u32)))
             .max_by(|a, b| (a.0 * b.1).cmp(&(b.0 * a.1)))
             .expect("the largest frame is a candidate");
         (arrivals * num).div_ceil(den) + buffered(max_frame as u64)
@@ -235,7 +236,7 @@ impl PfcConfig {
 pub struct PauseState {
     /// Priorities with a pause that may still be in force (set by XOFF, cleared by XON): a
     /// port that was never paused answers `mask` without reading the timers.
-    armed: u8,
+    armed: PrioMask,
     until: [Time; 8],
     from: [Time; 8],
     /// Start of the pause interval being accumulated, per priority.
@@ -256,13 +257,14 @@ impl PauseState {
 
     /// Priorities that may not start a frame now.
     #[inline]
-    pub fn mask(&self, now: Time) -> u8 {
-        if self.armed == 0 {
-            return 0;
+    pub fn mask(&self, now: Time) -> PrioMask {
+        if self.armed.is_empty() {
+            return PrioMask::EMPTY;
         }
-        (0..8)
-            .filter(|&p| self.armed & 1 << p != 0 && self.is_paused(p, now))
-            .fold(0, |m, p| m | 1 << p)
+        self.armed
+            .iter()
+            .filter(|&p| self.is_paused(p as usize, now))
+            .collect()
     }
 
     /// A PFC frame for `prio` with `quanta` arrived. Returns when the pause ends, so the
@@ -283,7 +285,7 @@ impl PauseState {
             // XON: resume now (a port resumes as soon as it parses the frame).
             self.close(p, now.max(self.from[p]).min(self.until[p]), watchdog);
             self.until[p] = now;
-            self.armed &= !(1 << p);
+            self.armed.remove(prio);
             return now;
         }
         let end = start + PfcConfig::pause_time(rate, quanta);
@@ -295,7 +297,7 @@ impl PauseState {
             self.from[p] = start;
         }
         self.until[p] = end;
-        self.armed |= 1 << p;
+        self.armed.insert(prio);
         end
     }
 
@@ -321,8 +323,8 @@ impl PauseState {
 /// The pausing side of a port: which priorities it has asked its peer to hold.
 #[derive(Debug, Clone, Default)]
 pub struct XoffState {
-    /// Bit p set while priority p is in XOFF.
-    pub mask: u8,
+    /// Priorities in XOFF.
+    pub mask: PrioMask,
     /// When this port first asked its peer to pause (any priority).
     pub first: Option<Time>,
     since: [Time; 8],
@@ -336,20 +338,20 @@ pub struct XoffState {
     /// Per priority, the port whose XOFF started the chain of pauses this one belongs to:
     /// itself when its own buffer filled, else the origin of the pause that stalled the
     /// egress its frames wait in.
-    pub origin: [u32; 8],
+    pub origin: [PortId; 8],
 }
 
 impl XoffState {
     pub fn enter(&mut self, now: Time, p: u8) {
         self.first.get_or_insert(now);
-        self.mask |= 1 << p;
+        self.mask.insert(p);
         self.since[p as usize] = now;
     }
 
     /// Leave XOFF on `p`. Returns the period's start when it lasted longer than the
     /// watchdog (a storm).
     pub fn leave(&mut self, now: Time, p: u8, watchdog: Duration) -> Option<Time> {
-        self.mask &= !(1 << p);
+        self.mask.remove(p);
         let since = self.since[p as usize];
         let d = now - since;
         self.duration[p as usize] += d;
@@ -363,13 +365,11 @@ impl XoffState {
     /// Returns the storms among them as (priority, start).
     pub fn finish(&mut self, now: Time, watchdog: Duration) -> Vec<(u8, Time)> {
         let mut storms = Vec::new();
-        for p in 0..8u8 {
-            if self.mask & 1 << p != 0 {
-                if let Some(start) = self.leave(now, p, watchdog) {
-                    storms.push((p, start));
-                }
-                self.mask |= 1 << p;
+        for p in self.mask.iter() {
+            if let Some(start) = self.leave(now, p, watchdog) {
+                storms.push((p, start));
             }
+            self.mask.insert(p);
         }
         storms
     }

@@ -6,12 +6,13 @@
 //! paused. A frame occupies the wire for its length plus 20 B of preamble and inter-frame gap
 //! (IEEE 802.3 clause 4.4.2); a busy port holds exactly one pending event, its transmission-done.
 
+use crate::ids::PortId;
 use crate::packet::Packet;
 use crate::pfc::{PauseState, XoffState};
 use crate::pool::{Fifo, PacketPool};
+pub use crate::prio::PRIORITIES;
+use crate::prio::PrioMask;
 use sim_core::{BitRate, Duration, Time};
-
-pub const PRIORITIES: usize = 8;
 
 /// Counters kept per port, named as `ethtool -S` names them where a name exists. The ones
 /// every frame updates are [`TxCounters`] and the per-priority `tx_prio{p}_packets`, kept
@@ -65,8 +66,8 @@ pub struct Port {
     pub rate: BitRate,
     /// MAC control frames (PFC), sent ahead of everything.
     control: Fifo,
-    /// Bit p set when `queues[p]` is non-empty.
-    nonempty: u8,
+    /// Priorities whose queue holds frames.
+    nonempty: PrioMask,
     pub tx: TxCounters,
     queues: [PrioQueue; PRIORITIES],
     /// Priorities the peer has paused on this egress.
@@ -82,7 +83,7 @@ impl Port {
             rate,
             queues: Default::default(),
             control: Fifo::default(),
-            nonempty: 0,
+            nonempty: PrioMask::EMPTY,
             occupancy: 0,
             in_service: None,
             tx: TxCounters::default(),
@@ -115,7 +116,7 @@ impl Port {
         debug_assert!((p.prio as usize) < PRIORITIES);
         self.occupancy += p.frame as u64;
         self.tx.peak_queue_bytes = self.tx.peak_queue_bytes.max(self.occupancy);
-        self.nonempty |= 1 << p.prio;
+        self.nonempty.insert(p.prio);
         let q = &mut self.queues[p.prio as usize];
         q.bytes += p.frame as u64;
         pool.push(&mut q.frames, Time::ZERO, p);
@@ -127,12 +128,6 @@ impl Port {
         pool.push(&mut self.control, Time::ZERO, p);
     }
 
-    /// Priorities with frames waiting.
-    #[inline]
-    pub fn waiting(&self) -> u8 {
-        self.nonempty
-    }
-
     /// Take the next frame: control first, then strict priority among unpaused priorities.
     #[inline]
     pub fn dequeue(&mut self, pool: &mut PacketPool, now: Time) -> Option<Packet> {
@@ -140,19 +135,15 @@ impl Port {
             self.occupancy -= p.frame as u64;
             return Some(p);
         }
-        if self.nonempty == 0 {
+        if self.nonempty.is_empty() {
             return None;
         }
-        let eligible = self.nonempty & !self.pause.mask(now);
-        if eligible == 0 {
-            return None;
-        }
-        let prio = 7 - eligible.leading_zeros() as usize;
-        let q = &mut self.queues[prio];
+        let prio = (self.nonempty & !self.pause.mask(now)).highest()?;
+        let q = &mut self.queues[prio as usize];
         let (_, p) = pool.pop(&mut q.frames).expect("non-empty bit set");
         q.bytes -= p.frame as u64;
         if q.frames.is_empty() {
-            self.nonempty &= !(1 << prio);
+            self.nonempty.remove(prio);
         }
         self.occupancy -= p.frame as u64;
         Some(p)
@@ -195,7 +186,7 @@ impl Port {
 
     /// True when a frame of priority `prio` that entered its switch through `in_port` is
     /// waiting here (deadlock detection: this egress holds that ingress's buffer).
-    pub fn holds_from(&self, pool: &PacketPool, prio: u8, in_port: u32) -> bool {
+    pub fn holds_from(&self, pool: &PacketPool, prio: u8, in_port: PortId) -> bool {
         pool.iter(&self.queues[prio as usize].frames)
             .any(|(_, p)| p.in_port == in_port)
     }

@@ -2,7 +2,6 @@
 //! every run is checked against.
 
 use crate::drop::DropReason;
-use crate::ids::PortId;
 use crate::network::Role;
 use crate::sim::{Sim, StopReason};
 use serde::Serialize;
@@ -315,7 +314,7 @@ fn flow_records(sim: &Sim) -> Vec<FlowRecord> {
         .collect()
 }
 
-fn unfinished_reason(sim: &Sim, f: &crate::flow::Flow) -> String {
+fn unfinished_reason(sim: &Sim, f: &crate::nic::Flow) -> String {
     if f.waiting > 0 {
         return format!(
             "never started: waiting for {} more of flows {:?} to complete",
@@ -323,13 +322,13 @@ fn unfinished_reason(sim: &Sim, f: &crate::flow::Flow) -> String {
             f.spec.deps.needs().1
         );
     }
-    if f.port == PortId(u32::MAX) && f.spec.start > sim.totals.end_time {
+    if f.port.is_none() && f.spec.start > sim.totals.end_time {
         return match &sim.stopped {
             Some(s) => format!("never started ({})", stop_text(s)),
             None => "never started".into(),
         };
     }
-    if f.port == PortId(u32::MAX) {
+    if f.port.is_none() {
         return format!("no route from h{} to h{}", f.spec.src.0, f.spec.dst.0);
     }
     let progress = format!("{} of {} bytes delivered", f.received_bytes, f.spec.size);
@@ -418,7 +417,7 @@ fn invariants(sim: &Sim, flows: &[FlowRecord]) -> Vec<Invariant> {
             &early[..early.len().min(10)]
         ),
     );
-    let lossless = sim.variant.pfc.mask() != 0;
+    let lossless = !sim.variant.pfc.mask().is_empty();
     check(
         "lossless_no_drop",
         t.lossless_drops_adequate == 0,
@@ -433,7 +432,7 @@ fn invariants(sim: &Sim, flows: &[FlowRecord]) -> Vec<Invariant> {
         },
     );
     if fp == 0 {
-        let leaked = sim.buffers.mmus.iter().filter(|m| !m.is_empty()).count();
+        let leaked = sim.switches.iter().filter(|s| !s.mmu.is_empty()).count();
         check(
             "buffers_drained",
             leaked == 0,
@@ -498,7 +497,7 @@ fn counters(sim: &Sim) -> Vec<CounterRow> {
             // PFC counters (mlx5 names) for lossless priorities and any that saw a pause.
             for prio in 0..8 {
                 let (rx, tx) = (&port.pause, &port.xoff);
-                if lossless & 1 << prio == 0
+                if !lossless.contains(prio as u8)
                     && rx.frames[prio] == 0
                     && tx.frames[prio] == 0
                     && c.rx_discards[prio] == 0
@@ -528,7 +527,7 @@ fn counters(sim: &Sim) -> Vec<CounterRow> {
                     us(tx.duration[prio]),
                 );
             }
-            if lossless != 0 {
+            if !lossless.is_empty() {
                 push(name, &pname, "tx_pause_storm_warning_events", port.xoff.storms);
                 push(name, &pname, "pfc_storm_detected", port.pause.storms);
             }

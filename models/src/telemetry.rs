@@ -7,7 +7,7 @@
 //! transition with its time, node, port, priority, flow and reason, up to `run.event_log`
 //! rows, and counts what it had to leave out. There is no per-packet trace.
 
-use crate::ids::PortId;
+use crate::ids::{FlowId, PortId};
 use sim_core::{Duration, Time};
 
 /// `[run]` telemetry settings (see `RunLimits`).
@@ -87,10 +87,11 @@ impl Sampler {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LogRow {
     pub time: Time,
-    /// The port it happened at (u32::MAX: no port, e.g. no route at a node).
+    /// The port it happened at (`PortId::NONE`: no port, e.g. no route at a host).
     pub port: PortId,
     pub prio: u8,
-    pub flow: u32,
+    /// The flow (`FlowId::NONE`: none, e.g. a PFC transition).
+    pub flow: FlowId,
     pub event: &'static str,
     pub reason: &'static str,
 }
@@ -156,7 +157,7 @@ mod tests {
             time: Time(1),
             port: PortId(0),
             prio: 3,
-            flow: 0,
+            flow: FlowId(0),
             event: "drop",
             reason: "x",
         };

@@ -165,6 +165,29 @@ impl Topology {
         })
     }
 
+    /// The id the fabric gives the port of `node` cabled to `peer` (its `nth` such cable; any
+    /// neighbour when `peer` is None). Ports are numbered node by node, each node's in the
+    /// order its cables are listed, as [`crate::network::Network::build`] lays them out.
+    pub fn port_of(&self, node: NodeId, peer: Option<NodeId>, nth: usize) -> Option<crate::ids::PortId> {
+        let first: usize = self
+            .links
+            .iter()
+            .map(|l| (l.a.0 < node.0) as usize + (l.b.0 < node.0) as usize)
+            .sum();
+        let far = |l: &LinkSpec| match (l.a == node, l.b == node) {
+            (true, _) => Some(l.b),
+            (_, true) => Some(l.a),
+            _ => None,
+        };
+        self.links
+            .iter()
+            .filter_map(far)
+            .enumerate()
+            .filter(|(_, f)| peer.is_none_or(|p| p == *f))
+            .nth(nth)
+            .map(|(i, _)| crate::ids::PortId((first + i) as u32))
+    }
+
     /// Cables joining `a` and `b`.
     pub fn cables_between(&self, a: NodeId, b: NodeId) -> usize {
         self.links

@@ -1,28 +1,52 @@
-//! Host NIC: packetization, the send scheduler, and the configuration of the RoCEv2 transport.
+//! The host NIC: its configuration, send scheduler, receive buffer, and the two transports.
+//!
+//! ```text
+//!  flow.rs   one message: packetization, both ends' transport state, statistics
+//!  sched.rs  the send scheduler the port pulls from (strict priority, round robin, pacing)
+//!  roce/     RoCEv2 RC: go-back-N QP (qp.rs) and its handlers: data, ACK/NAK, CNP, DCQCN timer
+//!  uet/      UET PDS RUD: the PDC (pdc.rs), its handlers: data, SACK, NACK, credit, RTS,
+//!            timeout, and the receiver's RCCC credit pacer (pacer.rs)
+//!  lb.rs     which entropy (path) each packet carries: ECMP, oblivious spraying, REPS
+//!  rx.rs     the receive buffer of a host that drains slower than its link, with PFC
+//! ```
 //!
 //! Messages are cut into MTU-sized packets (RoCEv2: the path MTU counts payload only, 4096 B
-//! on ConnectX by default) and sent at line rate, or at the QP's DCQCN rate. The NIC pulls:
-//! when its port finishes a frame it sends first any queued control frames (ACKs, NAKs, CNPs,
-//! forwarded packets), then the next data packet of the next ready flow: strict priority across
-//! traffic classes the peer has not paused, round robin across QPs within one, as the ConnectX
-//! send arbiter serves QPs. Rate-limited QPs sleep until their next transmit time. So the NIC
-//! never holds more than one frame per port: flows wait in the NIC, not in a queue of packets.
+//! on ConnectX by default) and sent at line rate, or at the QP's DCQCN rate, or as NSCC's
+//! window and RCCC's credit allow. A transport's handlers act on the [`flow::Flow`] and
+//! return what to send; the simulation (`crate::sim`) puts it on the wire.
 
+pub mod flow;
 pub mod lb;
 pub mod roce;
 pub mod rx;
+pub mod sched;
 pub mod uet;
+
+pub use flow::{Flow, Proto, Sched};
+pub use sched::Nic;
 
 use crate::cc::dcqcn::DcqcnConfig;
 use crate::cc::nscc::NsccConfig;
 use crate::cc::rccc::RcccConfig;
 use crate::error::FieldError;
-use crate::ids::FlowId;
 use lb::LbConfig;
 use serde::Deserialize;
-use sim_core::{BitRate, Bytes, Duration, Time};
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use sim_core::{BitRate, Bytes, Duration};
+
+/// Per-host counters (the names are the mlx5 `ethtool -S` / RDMA hw_counters ones).
+#[derive(Debug, Clone, Default)]
+pub struct HostCounters {
+    pub data_packets_sent: u64,
+    pub acks_sent: u64,
+    pub naks_sent: u64,
+    pub np_ecn_marked_roce_packets: u64,
+    pub np_cnp_sent: u64,
+    pub rp_cnp_handled: u64,
+    pub rp_cnp_ignored: u64,
+    pub out_of_sequence: u64,
+    pub packet_seq_err: u64,
+    pub local_ack_timeout_err: u64,
+}
 
 /// Congestion control of the NIC's flows.
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -252,148 +276,9 @@ impl NicConfig {
     }
 }
 
-/// One port's scheduler: a round-robin list of ready flows per priority, and the
-/// rate-limited flows asleep until their next transmit time.
-#[derive(Debug, Clone, Default)]
-struct PortSched {
-    ready: [VecDeque<FlowId>; 8],
-    ready_mask: u8,
-    sleeping: BinaryHeap<Reverse<(Time, FlowId)>>,
-    /// A wake-up event is scheduled at this time.
-    wake_at: Option<Time>,
-}
-
-/// Per-host send scheduler.
-#[derive(Debug, Clone, Default)]
-pub struct Nic {
-    first_port: u32,
-    ports: Vec<PortSched>,
-}
-
-impl Nic {
-    pub fn new(first_port: u32, ports: usize) -> Self {
-        Nic {
-            first_port,
-            ports: vec![PortSched::default(); ports],
-        }
-    }
-
-    #[inline]
-    fn sched(&mut self, port: u32) -> &mut PortSched {
-        &mut self.ports[(port - self.first_port) as usize]
-    }
-
-    /// `f` (priority `prio`) may send now on `port`.
-    #[inline]
-    pub fn make_ready(&mut self, port: u32, prio: u8, f: FlowId) {
-        let s = self.sched(port);
-        s.ready[prio as usize].push_back(f);
-        s.ready_mask |= 1 << prio;
-    }
-
-    /// `f` may send on `port` from `at`.
-    pub fn sleep(&mut self, port: u32, f: FlowId, at: Time) {
-        self.sched(port).sleeping.push(Reverse((at, f)));
-    }
-
-    /// The next flow to serve on `port` at `now`, skipping priorities in `paused`: wakes the
-    /// flows whose time has come (`wake(flow, time)` returns the flow's priority if that entry
-    /// is current), then strict priority, round robin within a priority. The flow leaves the scheduler; the caller puts
-    /// it back if it can send again.
-    #[inline]
-    pub fn next_ready(
-        &mut self,
-        port: u32,
-        now: Time,
-        paused: u8,
-        mut wake: impl FnMut(FlowId, Time) -> Option<u8>,
-    ) -> Option<FlowId> {
-        let s = self.sched(port);
-        while let Some(&Reverse((t, f))) = s.sleeping.peek() {
-            if t > now {
-                break;
-            }
-            s.sleeping.pop();
-            // A flow re-paced earlier after a rate increase leaves a stale entry behind.
-            if let Some(p) = wake(f, t) {
-                s.ready[p as usize].push_back(f);
-                s.ready_mask |= 1 << p;
-            }
-        }
-        let eligible = s.ready_mask & !paused;
-        if eligible == 0 {
-            return None;
-        }
-        let p = 7 - eligible.leading_zeros() as usize;
-        let f = s.ready[p].pop_front();
-        if s.ready[p].is_empty() {
-            s.ready_mask &= !(1 << p);
-        }
-        f
-    }
-
-    /// When `port` should next be woken for a sleeping flow, if no wake-up at or before that
-    /// time is already scheduled. Records the wake-up as scheduled.
-    pub fn wake_needed(&mut self, port: u32) -> Option<Time> {
-        let s = self.sched(port);
-        let next = s.sleeping.peek().map(|Reverse((t, _))| *t)?;
-        if s.wake_at.is_some_and(|w| w <= next) {
-            return None;
-        }
-        s.wake_at = Some(next);
-        Some(next)
-    }
-
-    /// The wake-up event for `port` fired.
-    pub fn woken(&mut self, port: u32, now: Time) {
-        let s = self.sched(port);
-        if s.wake_at.is_some_and(|w| w <= now) {
-            s.wake_at = None;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn strict_priority_round_robin_within_a_priority() {
-        let mut nic = Nic::new(10, 2);
-        nic.make_ready(10, 3, FlowId(1));
-        nic.make_ready(10, 3, FlowId(2));
-        nic.make_ready(10, 6, FlowId(5));
-        nic.make_ready(11, 3, FlowId(3));
-        let prio = |f: FlowId, _| Some(if f.0 == 5 { 6 } else { 3 });
-        assert_eq!(nic.next_ready(10, Time(0), 0, prio), Some(FlowId(5)));
-        let a = nic.next_ready(10, Time(0), 0, prio).unwrap();
-        nic.make_ready(10, 3, a);
-        assert_eq!(nic.next_ready(10, Time(0), 0, prio), Some(FlowId(2)));
-        assert_eq!(
-            nic.next_ready(10, Time(0), 1 << 3, prio),
-            None,
-            "priority 3 paused"
-        );
-        assert_eq!(nic.next_ready(10, Time(0), 0, prio), Some(FlowId(1)));
-        assert_eq!(nic.next_ready(11, Time(0), 0, prio), Some(FlowId(3)));
-    }
-
-    #[test]
-    fn sleeping_flows_wake_at_their_time() {
-        let mut nic = Nic::new(0, 1);
-        nic.sleep(0, FlowId(7), Time(100));
-        assert_eq!(nic.next_ready(0, Time(50), 0, |_, _| Some(3)), None);
-        assert_eq!(nic.wake_needed(0), Some(Time(100)));
-        assert_eq!(nic.wake_needed(0), None, "already scheduled");
-        nic.woken(0, Time(100));
-        assert_eq!(nic.next_ready(0, Time(100), 0, |_, _| Some(3)), Some(FlowId(7)));
-        nic.sleep(0, FlowId(8), Time(200));
-        assert_eq!(
-            nic.next_ready(0, Time(300), 0, |_, _| None),
-            None,
-            "stale entries are skipped"
-        );
-    }
 
     #[test]
     fn rto_follows_the_verbs_encoding() {

@@ -11,11 +11,11 @@
 use crate::port::Port;
 use sim_core::BitRate;
 
-/// Not `Clone`: its drain's queue is a FIFO in the network's packet pool.
-#[derive(Debug)]
-pub struct RxBuffer {
-    /// The host's drain, modelled as a serializer at `rx_rate`.
-    pub drain: Port,
+/// A receive buffer's size, drain rate and PFC thresholds, resolved when the scenario loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RxSpec {
+    /// The host's drain rate.
+    pub rate: BitRate,
     pub capacity: u64,
     /// Occupancy at which a lossless priority sends XOFF.
     pub xoff_at: u64,
@@ -23,22 +23,40 @@ pub struct RxBuffer {
     pub xon_at: u64,
 }
 
-impl RxBuffer {
+impl RxSpec {
     /// A buffer of `capacity` bytes drained at `rate`, keeping `headroom` free for what the
     /// cable delivers after XOFF. Fails when the headroom does not fit.
-    pub fn new(rate: BitRate, capacity: u64, headroom: u64, xon_offset: u64) -> Result<RxBuffer, String> {
+    pub fn new(rate: BitRate, capacity: u64, headroom: u64, xon_offset: u64) -> Result<RxSpec, String> {
         if headroom >= capacity {
             return Err(format!(
                 "the cable needs {headroom} B of PFC headroom, more than the {capacity} B buffer"
             ));
         }
         let xoff_at = capacity - headroom;
-        Ok(RxBuffer {
-            drain: Port::new(rate),
+        Ok(RxSpec {
+            rate,
             capacity,
             xoff_at,
             xon_at: xoff_at.saturating_sub(xon_offset),
         })
+    }
+}
+
+/// A receive buffer in a run. Not `Clone`: its drain's queue is a FIFO in the network's
+/// packet pool.
+#[derive(Debug)]
+pub struct RxBuffer {
+    /// The host's drain, modelled as a serializer at the host's rate.
+    pub drain: Port,
+    pub spec: RxSpec,
+}
+
+impl RxBuffer {
+    pub fn new(spec: RxSpec) -> RxBuffer {
+        RxBuffer {
+            drain: Port::new(spec.rate),
+            spec,
+        }
     }
 
     /// Frame bytes held (waiting and being handed to the host).
@@ -56,7 +74,7 @@ pub fn build(
     pfc: &crate::pfc::PfcConfig,
     max_frame: u32,
     latency: sim_core::Duration,
-) -> Result<Vec<Vec<RxBuffer>>, crate::error::FieldError> {
+) -> Result<Vec<Vec<RxSpec>>, crate::error::FieldError> {
     let Some(rate) = nic.rx_rate else {
         return Ok(t.hosts.iter().map(|_| Vec::new()).collect());
     };
@@ -71,7 +89,7 @@ pub fn build(
     for &h in &t.hosts {
         let mut bufs = Vec::new();
         for l in &cables[h.idx()] {
-            let headroom = if pfc.mask() == 0 {
+            let headroom = if pfc.mask().is_empty() {
                 0
             } else {
                 crate::pfc::PfcConfig::headroom_needed(
@@ -82,7 +100,7 @@ pub fn build(
                     1,
                 )
             };
-            let b = RxBuffer::new(rate, nic.rx_buffer.0, headroom, pfc.xon_offset.0).map_err(|e| {
+            let b = RxSpec::new(rate, nic.rx_buffer.0, headroom, pfc.xon_offset.0).map_err(|e| {
                 crate::error::FieldError::new("nic.rx_buffer", format!("{}: {e}", t.node_name(h)))
             })?;
             bufs.push(b);
@@ -98,10 +116,10 @@ mod tests {
 
     #[test]
     fn thresholds_leave_the_headroom_free() {
-        let b = RxBuffer::new(BitRate::gbps(50), 262_144, 20_000, 8_356).unwrap();
+        let b = RxSpec::new(BitRate::gbps(50), 262_144, 20_000, 8_356).unwrap();
         assert_eq!((b.xoff_at, b.xon_at), (242_144, 233_788));
         assert!(
-            RxBuffer::new(BitRate::gbps(50), 10_000, 20_000, 0)
+            RxSpec::new(BitRate::gbps(50), 10_000, 20_000, 0)
                 .unwrap_err()
                 .contains("headroom")
         );

@@ -12,11 +12,13 @@
 pub mod error;
 pub mod limits;
 pub mod overrides;
+pub mod variant;
 
 pub use error::{FieldError, Origin, ScenarioError};
 pub use limits::RunLimits;
+pub use variant::{Resolved, Variant};
 
-use crate::nic::{CcConfig, NicConfig};
+use crate::nic::NicConfig;
 use crate::pfc::PfcConfig;
 use crate::switch::SwitchConfig;
 use crate::topology::{Topology, TopologyConfig};
@@ -62,23 +64,6 @@ struct ScenarioFile {
 
 fn default_seed() -> u64 {
     1
-}
-
-/// One configuration to run on the scenario's topology and traffic.
-#[derive(Debug, Clone)]
-pub struct Variant {
-    pub name: String,
-    pub switch: SwitchConfig,
-    pub nic: NicConfig,
-    pub pfc: PfcConfig,
-    pub limits: RunLimits,
-}
-
-impl Variant {
-    /// Largest frame a NIC sends (a full-MTU data packet).
-    pub fn max_frame(&self) -> u32 {
-        self.nic.max_frame()
-    }
 }
 
 /// A validated scenario, ready to run.
@@ -428,19 +413,7 @@ impl Ctx<'_> {
         f.pfc
             .validate_rates(fastest, f.nic.max_frame())
             .map_err(|e| self.field(e, index))?;
-        if let CcConfig::Dcqcn(c) = &f.nic.cc {
-            for h in 0..topo.hosts.len() {
-                c.resolve(topo.host_rate(crate::ids::HostId(h as u32)))
-                    .map_err(|(k, m)| self.field(FieldError::new(format!("nic.cc.{k}"), m), index))?;
-            }
-        }
-        let max_frame = f.nic.max_frame();
-        f.switch
-            .validate_fabric(topo, &f.pfc)
-            .map_err(|e| self.field(e, index))?;
-        crate::switch::build_buffers(topo, &f.switch, &f.pfc, max_frame).map_err(|e| self.field(e, index))?;
-        crate::nic::rx::build(topo, &f.nic, &f.pfc, max_frame, f.switch.latency)
-            .map_err(|e| self.field(e, index))?;
+        let resolved = variant::resolve(&f.switch, &f.nic, &f.pfc, topo).map_err(|e| self.field(e, index))?;
         if f.run.sample_interval == Duration::ZERO {
             return Err(self.field(
                 FieldError::new(key("run.sample_interval"), "must be greater than zero"),
@@ -463,6 +436,7 @@ impl Ctx<'_> {
             nic: f.nic.clone(),
             pfc: f.pfc.clone(),
             limits: f.run.clone(),
+            resolved,
         })
     }
 

@@ -1,43 +1,49 @@
-//! One run of one variant: the event loop.
+//! One run of one variant: the event loop, and for each event the one call that handles it.
+//!
+//! The models act; this module only turns events into calls and puts what they return on the
+//! wire. A frame's path, with the file and function at each step:
 //!
 //! ```text
-//!  FlowStart ─▶ NIC scheduler ─▶ host egress Port ──TxDone──▶ Link ──Arrive──▶ node
-//!   (host.rs)   (pull: prio, RR,     (serialize)              (propagate,      │
-//!                rate limiter)                                  frame errors)   ▼
-//!  ACK/NAK/CNP ◀── NIC rx: go-back-N, ECN → CNP ◀── host ── switch (fabric.rs): route (ECMP)
-//!   to sender       (host.rs)                               ─▶ MMU admit | drop ─▶ egress Port
-//!                                                           PFC XOFF/XON ◀─ ingress accounting
+//!  FlowStart ─▶ host.rs on_flow_start ─▶ the NIC's send scheduler (nic/sched.rs)
+//!  port idle ─▶ wire.rs start_tx: queued frame (switch: switch::Switch::dequeued, ECN) or
+//!               the NIC's next data packet (host.rs next_data) ─▶ port.rs begin_tx
+//!  TxDone    ─▶ wire.rs on_tx_done: switch::Switch::departed (cells back, XON?) ─▶ link.rs send
+//!  Arrive    ─▶ wire.rs on_arrive: link.rs arrive, frame errors, then by node:
+//!               switch ─▶ switch::Switch::receive (route, trim, admit | drop, ECN, XOFF?)
+//!                        ─▶ queued at the egress port ─▶ start_tx ─▶ ...
+//!               host   ─▶ host.rs host_receive (NIC receive buffer, PFC) ─▶ deliver
+//!                        ─▶ transport.rs: nic::roce / nic::uet handlers ─▶ ACK, NAK, CNP,
+//!                           credit back through host.rs send_control
+//!  PFC frame ─▶ pfc.rs on_pause_frame (port.rs PauseState) ; XOFF/XON sent by pfc.rs
 //! ```
 //!
 //! Events: `TxDone(port)` (a frame finished serializing: hand it to the link, start the next),
 //! `Arrive(port)` (the head frame on port's link reached the far end), `FlowStart`, and the
 //! timers: `Resume` (a PFC pause expired), `PfcRefresh` (re-send XOFF), `NicWake` (a
 //! rate-limited QP may send), `Rto` (retransmission timer), `CcTimer` (DCQCN rate increase),
-//! `DeadlockCheck` (a look for cyclic pause dependencies while ports are paused; `pfc_watch.rs`).
-//! A busy port has exactly one pending `TxDone`, a busy link one `Arrive`.
+//! `RxDone` (the host took a frame from a NIC receive buffer), `CreditTick` (an RCCC pacer may
+//! grant), `Fault`, `Reroute`, `Sample` and `DeadlockCheck` (a look for cyclic pause
+//! dependencies while ports are paused; `pfc_watch.rs`). A busy port has exactly one pending
+//! `TxDone`, a busy link one `Arrive`.
 
-mod fabric;
+mod build;
 mod host;
+mod pfc;
 pub mod pfc_watch;
-mod uet;
+mod transport;
+mod wire;
 
-use crate::cc::dcqcn::DcqcnParams;
 use crate::cc::nscc::NsccParams;
 use crate::drop::DropReason;
-use crate::flow::{Flow, Proto, Uet};
 use crate::ideal;
-use crate::ids::{FlowId, PortId};
+use crate::ids::{FlowId, HostId, PortId};
 use crate::network::Network;
-use crate::nic::CcConfig;
-use crate::nic::Transport;
-use crate::nic::lb::EvSelector;
-use crate::nic::roce::RoceQp;
-use crate::packet::Packet;
-use crate::scenario::{Scenario, Variant};
-use crate::switch::Routing;
-use crate::switch::{SwitchBuffers, build_buffers};
-use sim_core::{BitRate, Duration};
-use sim_core::{EventQueue, RngStreams, SimRng, Time};
+use crate::nic::uet::Pacer;
+use crate::nic::{Flow, HostCounters, Nic};
+use crate::packet::{Kind, Packet};
+use crate::scenario::Variant;
+use crate::switch::Switch;
+use sim_core::{Duration, EventQueue, SimRng, Time};
 
 /// Everything that can happen. 8 bytes: keeps the event queue's entries small.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +59,7 @@ pub enum Event {
     /// The host finished taking a frame from a NIC receive buffer.
     RxDone(PortId),
     /// A receiver's RCCC pacer may grant credit again.
-    CreditTick(crate::ids::HostId),
+    CreditTick(HostId),
     /// Fault number `n` (an index into the scenario's resolved faults) happens.
     Fault(u32),
     /// Take a time-series sample.
@@ -62,17 +68,6 @@ pub enum Event {
     Reroute,
     /// Look for a cyclic pause dependency (while ports are paused).
     DeadlockCheck,
-}
-
-/// Entries in a switch's flowlet table (as ASIC flowlet tables, indexed by a flow hash).
-const FLOWLET_SLOTS: usize = 4096;
-
-/// Unloaded round trip over `hops`: propagation both ways, a full data frame forward and a
-/// 64 B ACK back at every hop (uet-htsim `calculate_rtt`).
-fn base_rtt(hops: &[(BitRate, Duration)], max_frame: u32) -> Duration {
-    hops.iter().fold(Duration::ZERO, |acc, &(rate, d)| {
-        acc + d * 2 + rate.tx_time((max_frame + crate::packet::PREAMBLE_IFG) as u64) + rate.tx_time(84)
-    })
 }
 
 /// Why a run stopped before its events ran out.
@@ -120,39 +115,24 @@ pub struct Totals {
     pub end_time: Time,
 }
 
-/// Per-host counters (the names are the mlx5 `ethtool -S` / RDMA hw_counters ones).
-#[derive(Debug, Clone, Default)]
-pub struct HostCounters {
-    pub data_packets_sent: u64,
-    pub acks_sent: u64,
-    pub naks_sent: u64,
-    pub np_ecn_marked_roce_packets: u64,
-    pub np_cnp_sent: u64,
-    pub rp_cnp_handled: u64,
-    pub rp_cnp_ignored: u64,
-    pub out_of_sequence: u64,
-    pub packet_seq_err: u64,
-    pub local_ack_timeout_err: u64,
-}
-
 pub struct Sim<'a> {
     pub variant: &'a Variant,
     pub net: Network,
+    /// Every switch's buffer and decision logic, in switch order.
+    pub switches: Vec<Switch>,
     pub flows: Vec<Flow>,
-    pub nics: Vec<crate::nic::Nic>,
+    /// Each host's send scheduler.
+    pub nics: Vec<Nic>,
     pub host_counters: Vec<HostCounters>,
-    pub buffers: SwitchBuffers,
     /// NIC receive buffers by port (only host ports, only when the host drains slower;
     /// boxed, so a fabric without them spends a pointer per port).
     pub rx: Vec<Option<Box<crate::nic::rx::RxBuffer>>>,
-    /// DCQCN parameters resolved for each host's line rate (None: no congestion control).
-    dcqcn: Vec<Option<DcqcnParams>>,
     /// NSCC parameters per host (UET with NSCC).
-    nscc: Vec<Option<crate::cc::nscc::NsccParams>>,
-    /// 1.5 BDP per host: NSCC's maximum window and RCCC's speculative credit.
+    nscc: Vec<Option<NsccParams>>,
+    /// 1.5 BDP per host: RCCC's speculative credit.
     uet_maxwnd: Vec<u64>,
     /// RCCC credit pacers, per receiving host.
-    pacers: Vec<uet::Pacer>,
+    pacers: Vec<Pacer>,
     /// Flows waiting on each flow's completion.
     dependents: Vec<Vec<u32>>,
     /// Flows that have delivered their last byte.
@@ -166,15 +146,11 @@ pub struct Sim<'a> {
     /// Mirrored ports (`[[capture]]`), and which ports have one.
     pub captures: Vec<crate::capture::Capture>,
     mirrored: Vec<bool>,
-    /// Flowlet tables per switch (adaptive routing with a flowlet gap): (port, last seen).
-    flowlets: Vec<Vec<(u32, Time)>>,
-    /// ECMP hash function of each node.
-    hashers: Vec<crate::routing::EcmpHash>,
-    /// WRED marking draws.
+    /// WRED marking draws: one stream for the fabric (see `build.rs`).
     wred_rng: SimRng,
-    /// Frame-error draws.
+    /// Frame-error draws: one stream for the fabric.
     loss_rng: SimRng,
-    rto: sim_core::Duration,
+    rto: Duration,
     queue: EventQueue<Event>,
     now: Time,
     pub totals: Totals,
@@ -185,188 +161,7 @@ pub struct Sim<'a> {
     pub bounds: Vec<ideal::FlowBounds>,
 }
 
-impl<'a> Sim<'a> {
-    /// Build the fabric for `variant`. The scenario was validated, so layouts succeed.
-    pub fn new(scenario: &Scenario, variant: &'a Variant) -> Self {
-        let mut net = Network::build(&scenario.topology);
-        // A switch's pipeline latency delays every frame it receives: fold it into the cables
-        // that lead into switches.
-        if variant.switch.latency > Duration::ZERO {
-            for p in 0..net.ports.len() {
-                let far = net.port_node[net.peer[p].idx()];
-                if matches!(net.roles[far.idx()], crate::network::Role::Switch(_)) {
-                    net.links[p].delay += variant.switch.latency;
-                }
-            }
-        }
-        let streams = RngStreams::new(scenario.seed);
-        let hashers = (0..net.names.len())
-            .map(|n| crate::routing::EcmpHash::new(streams.key("ecmp-salt", n as u64)))
-            .collect();
-        let mtu = variant.nic.mtu.0 as u32;
-        let window = variant.nic.window.map(|w| w.0);
-        let uet = variant.nic.transport == Transport::Uet;
-        let flows: Vec<Flow> = scenario
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                // The UDP source port carries the entropy; NICs keep it in the dynamic range
-                // 49152-65535 (RFC 6335), so it never looks like a well-known service to a
-                // dissector and 14 bits vary.
-                let entropy = 0xc000 | (streams.key("entropy", i as u64) as u16 & 0x3fff);
-                let proto = if uet {
-                    let packets = Flow::packets_for(s.size, mtu);
-                    let ev = EvSelector::new(&variant.nic.lb, entropy);
-                    Proto::Uet(Box::new(Uet::new(packets, ev, streams.key("ev", i as u64))))
-                } else {
-                    Proto::Roce(RoceQp::new(window))
-                };
-                Flow::new(s.clone(), mtu, entropy, proto)
-            })
-            .collect();
-        // The unloaded round trip of the longest path a flow takes: NSCC's scaling reference
-        // (uet-htsim's network_rtt) and the base of the UET retransmission timeout.
-        let network_rtt = scenario
-            .flows
-            .iter()
-            .map(|f| base_rtt(&ideal::path(&net, f), variant.max_frame()))
-            .max()
-            .unwrap_or(Duration::from_us(1));
-        let bounds = ideal::bounds(&net, &scenario.flows, mtu);
-        let host_rate = |h: usize| scenario.topology.host_rate(crate::ids::HostId(h as u32));
-        let trimming = variant.switch.trim.is_some();
-        let nscc = (0..net.host_node.len())
-            .map(|h| {
-                variant
-                    .nic
-                    .cc
-                    .nscc()
-                    .map(|c| NsccParams::new(c, host_rate(h), network_rtt, mtu, trimming))
-            })
-            .collect();
-        let uet_maxwnd = (0..net.host_node.len())
-            .map(|h| (1.5 * host_rate(h).bytes_in(network_rtt) as f64) as u64)
-            .collect();
-        let rto = match variant.nic.transport {
-            Transport::Roce => variant.nic.rto(),
-            Transport::Uet => variant.nic.rto.unwrap_or(Duration::from_us(15) + network_rtt * 6),
-        };
-        let flowlets = match variant.switch.routing {
-            Routing::Adaptive { flowlet_gap: Some(_) } => {
-                vec![vec![(u32::MAX, Time::ZERO); FLOWLET_SLOTS]; net.switch_node.len()]
-            }
-            _ => Vec::new(),
-        };
-        let nics = net.host_node.iter().map(|&n| {
-            let r = &net.node_ports[n.idx()];
-            crate::nic::Nic::new(r.start, r.len())
-        });
-        let dcqcn = (0..net.host_node.len())
-            .map(|h| match &variant.nic.cc {
-                CcConfig::Dcqcn(c) => {
-                    let rate = scenario.topology.host_rate(crate::ids::HostId(h as u32));
-                    Some(c.resolve(rate).expect("validated when the scenario was loaded"))
-                }
-                _ => None,
-            })
-            .collect();
-        let buffers = build_buffers(
-            &scenario.topology,
-            &variant.switch,
-            &variant.pfc,
-            variant.max_frame(),
-        )
-        .expect("validated when the scenario was loaded");
-        let per_host = crate::nic::rx::build(
-            &scenario.topology,
-            &variant.nic,
-            &variant.pfc,
-            variant.max_frame(),
-            variant.switch.latency,
-        )
-        .expect("validated when the scenario was loaded");
-        let mut rx: Vec<Option<Box<_>>> = (0..net.ports.len()).map(|_| None).collect();
-        for (h, bufs) in per_host.into_iter().enumerate() {
-            for (p, b) in net.ports_of(net.host_node[h]).zip(bufs) {
-                rx[p.idx()] = Some(Box::new(b));
-            }
-        }
-        let mut flows = flows;
-        let mut dependents = vec![Vec::new(); flows.len()];
-        let mut queue = EventQueue::new();
-        for (i, f) in flows.iter_mut().enumerate() {
-            let (need, on) = f.spec.deps.needs();
-            f.waiting = need;
-            for &d in on {
-                dependents[d as usize].push(i as u32);
-            }
-            if need == 0 {
-                queue.push(f.spec.start, Event::FlowStart(FlowId(i as u32)));
-            }
-        }
-        for (i, f) in scenario.faults.iter().enumerate() {
-            queue.push(f.at, Event::Fault(i as u32));
-        }
-        let telemetry = variant.limits.telemetry();
-        queue.push(Time::ZERO, Event::Sample);
-        let sampled: Vec<PortId> = (0..net.ports.len() as u32)
-            .map(PortId)
-            .filter(|p| {
-                matches!(
-                    net.roles[net.port_node[p.idx()].idx()],
-                    crate::network::Role::Switch(_)
-                )
-            })
-            .take(crate::telemetry::MAX_SAMPLED_PORTS)
-            .collect();
-        let mut mirrored = vec![false; net.ports.len()];
-        let captures: Vec<crate::capture::Capture> = scenario
-            .captures
-            .iter()
-            .map(|c| {
-                let port = match c.peer {
-                    Some(peer) => net.port_between(c.node, peer, c.cable),
-                    None => net.ports_of(c.node).next(),
-                }
-                .expect("capture points are validated against the topology");
-                mirrored[port.idx()] = true;
-                crate::capture::Capture::new(c.clone(), port, net.peer[port.idx()])
-            })
-            .collect();
-        Sim {
-            variant,
-            nics: nics.collect(),
-            host_counters: vec![HostCounters::default(); net.host_node.len()],
-            net,
-            flows,
-            buffers,
-            rx,
-            dcqcn,
-            nscc,
-            uet_maxwnd,
-            pacers: vec![uet::Pacer::default(); scenario.topology.hosts.len()],
-            flowlets,
-            dependents,
-            finished: 0,
-            faults: scenario.faults.clone(),
-            sampler: crate::telemetry::Sampler::new(&telemetry, sampled),
-            log: crate::telemetry::EventLog::new(telemetry.event_log),
-            captures,
-            mirrored,
-            hashers,
-            wred_rng: streams.stream("wred", 0),
-            loss_rng: streams.stream("link-loss", 0),
-            rto,
-            queue,
-            now: Time::ZERO,
-            totals: Totals::default(),
-            stopped: None,
-            watch: Default::default(),
-            bounds,
-        }
-    }
-
+impl Sim<'_> {
     /// Run until no events remain or a limit is reached.
     pub fn run(&mut self) {
         self.run_with_progress(|_| true);
@@ -405,22 +200,7 @@ impl<'a> Sim<'a> {
             }
             self.now = t;
             self.totals.events += 1;
-            match ev {
-                Event::TxDone(p) => self.on_tx_done(p),
-                Event::Arrive(p) => self.on_arrive(p),
-                Event::FlowStart(f) => self.on_flow_start(f),
-                Event::Resume(p) => self.kick(p),
-                Event::PfcRefresh(p) => self.on_pfc_refresh(p),
-                Event::NicWake(p) => self.on_nic_wake(p),
-                Event::Rto(f) => self.on_rto(f),
-                Event::CcTimer(f) => self.on_cc_timer(f),
-                Event::RxDone(p) => self.on_rx_done(p),
-                Event::CreditTick(h) => self.on_credit_tick(h),
-                Event::Fault(i) => self.on_fault(i as usize),
-                Event::Reroute => self.net.reroute(),
-                Event::Sample => self.on_sample(),
-                Event::DeadlockCheck => self.on_deadlock_check(),
-            }
+            self.handle(ev);
             if self.stopped.is_some() {
                 break;
             }
@@ -436,6 +216,32 @@ impl<'a> Sim<'a> {
             }
         }
         self.totals.end_time = self.now;
+        self.close_pauses();
+    }
+
+    /// The one call that handles each event.
+    #[inline]
+    fn handle(&mut self, ev: Event) {
+        match ev {
+            Event::TxDone(p) => self.on_tx_done(p),
+            Event::Arrive(p) => self.on_arrive(p),
+            Event::FlowStart(f) => self.on_flow_start(f),
+            Event::Resume(p) => self.start_tx(p),
+            Event::PfcRefresh(p) => self.on_pfc_refresh(p),
+            Event::NicWake(p) => self.on_nic_wake(p),
+            Event::Rto(f) => self.on_rto(f),
+            Event::CcTimer(f) => self.on_cc_timer(f),
+            Event::RxDone(p) => self.on_rx_done(p),
+            Event::CreditTick(h) => self.on_credit_tick(h),
+            Event::Fault(i) => self.on_fault(i as usize),
+            Event::Reroute => self.net.reroute(),
+            Event::Sample => self.on_sample(),
+            Event::DeadlockCheck => self.on_deadlock_check(),
+        }
+    }
+
+    /// End of run: close every pause interval still open, for the counters and storms.
+    fn close_pauses(&mut self) {
         let watchdog = self.variant.pfc.watchdog;
         for p in 0..self.net.ports.len() {
             let port = &mut self.net.ports[p];
@@ -495,7 +301,13 @@ impl<'a> Sim<'a> {
 
     /// The DSCP this variant's NICs put on CNPs (DCQCN `cnp_dscp`), if they send any.
     pub fn cnp_dscp(&self) -> Option<u8> {
-        self.dcqcn.iter().flatten().next().map(|d| d.cnp_dscp)
+        self.variant
+            .resolved
+            .dcqcn
+            .iter()
+            .flatten()
+            .next()
+            .map(|d| d.cnp_dscp)
     }
 
     /// Copy a frame `p` sent (`tx`) or received to the captures mirroring `p`.
@@ -509,13 +321,13 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Log an event at port `at` (PortId(u32::MAX) when none).
+    /// Log an event at port `at` (`PortId::NONE` when none).
     #[inline]
     fn log(&mut self, at: PortId, pkt: &Packet, event: &'static str, reason: &'static str) {
-        let flow = if pkt.kind == crate::packet::Kind::Pause {
-            u32::MAX
+        let flow = if pkt.kind == Kind::Pause {
+            FlowId::NONE
         } else {
-            pkt.flow.0
+            pkt.flow
         };
         self.log.push(crate::telemetry::LogRow {
             time: self.now,
@@ -533,7 +345,7 @@ impl<'a> Sim<'a> {
         self.totals.dropped_packets += 1;
         self.totals.dropped_bytes += pkt.frame as u64;
         self.totals.drops_by_reason[reason as usize] += 1;
-        if pkt.kind == crate::packet::Kind::Data {
+        if pkt.kind == Kind::Data {
             self.flows[pkt.flow.idx()].dropped_packets += 1;
         }
     }

@@ -74,7 +74,7 @@ impl Sim<'_> {
     /// Ingress `port` enters XOFF on `prio`: find the pause chain's origin, start watching.
     pub(super) fn watch_xoff(&mut self, port: PortId, prio: u8) {
         let origin = self.pause_origin(port, prio);
-        self.net.ports[port.idx()].xoff.origin[prio as usize] = origin.0;
+        self.net.ports[port.idx()].xoff.origin[prio as usize] = origin;
         if !self.watch.check_pending {
             self.watch.check_pending = true;
             let at = self.now + self.check_interval();
@@ -91,7 +91,7 @@ impl Sim<'_> {
                 prio,
                 start,
                 duration: self.now - start,
-                origin: PortId(self.net.ports[port.idx()].xoff.origin[prio as usize]),
+                origin: self.net.ports[port.idx()].xoff.origin[prio as usize],
             });
         }
     }
@@ -107,18 +107,18 @@ impl Sim<'_> {
         if !matches!(self.net.roles[node.idx()], Role::Switch(_)) {
             return port;
         }
-        let paused = |e: &PortId| *e != port && self.net.ports[e.idx()].pause.mask(self.now) & 1 << prio != 0;
+        let paused = |e: &PortId| *e != port && self.net.ports[e.idx()].pause.mask(self.now).contains(prio);
         let stalled = self
             .net
             .ports_of(node)
             .filter(paused)
-            .find(|e| self.net.ports[e.idx()].holds_from(&self.net.pool, prio, port.0));
+            .find(|e| self.net.ports[e.idx()].holds_from(&self.net.pool, prio, port));
         match stalled {
             Some(e) => {
                 let downstream = self.net.peer[e.idx()];
                 let x = &self.net.ports[downstream.idx()].xoff;
-                if x.mask & 1 << prio != 0 {
-                    PortId(x.origin[prio as usize])
+                if x.mask.contains(prio) {
+                    x.origin[prio as usize]
                 } else {
                     downstream
                 }
@@ -145,7 +145,7 @@ impl Sim<'_> {
             Some((prio, cycle)) => self.confirm(prio, cycle),
         }
         // Pauses last while their XOFFs are refreshed: keep looking while any is in force.
-        any_paused |= self.net.ports.iter().any(|p| p.xoff.mask != 0);
+        any_paused |= self.net.ports.iter().any(|p| !p.xoff.mask.is_empty());
         if any_paused && self.stopped.is_none() {
             self.watch.check_pending = true;
             let at = self.now + self.check_interval();
@@ -216,7 +216,7 @@ impl Sim<'_> {
         let now = self.now;
         let stuck = |e: PortId| {
             let port = &self.net.ports[e.idx()];
-            port.pause.mask(now) & 1 << prio != 0 && port.queued_bytes(prio) > 0
+            port.pause.mask(now).contains(prio) && port.queued_bytes(prio) > 0
         };
         let nodes: Vec<PortId> = (0..self.net.ports.len() as u32)
             .map(PortId)
@@ -234,7 +234,7 @@ impl Sim<'_> {
             self.net
                 .ports_of(next)
                 .filter(|&f| f != ingress && stuck(f))
-                .filter(|f| self.net.ports[f.idx()].holds_from(&self.net.pool, prio, ingress.0))
+                .filter(|f| self.net.ports[f.idx()].holds_from(&self.net.pool, prio, ingress))
                 .collect()
         };
         (find_cycle(&nodes, waits_for), true)

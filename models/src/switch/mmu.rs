@@ -17,6 +17,7 @@
 
 use crate::drop::DropReason;
 use crate::packet::Charge;
+use crate::prio::PrioMask;
 
 /// A dynamic threshold: alpha x free cells (alpha may be infinite: the whole free pool).
 #[inline]
@@ -51,8 +52,8 @@ pub struct MmuParams {
     pub queue_alpha: f64,
     pub pg_min: u64,
     pub queue_min: u64,
-    /// Lossless priorities (bit mask).
-    pub lossless: u8,
+    /// Lossless priorities.
+    pub lossless: PrioMask,
     /// Static XOFF threshold on PG shared use, bytes (None: dynamic).
     pub xoff: Option<u64>,
     pub xon_offset: u64,
@@ -65,7 +66,7 @@ pub struct Mmu {
     queue_alpha: f64,
     pg_min: u32,
     queue_min: u32,
-    lossless: u8,
+    lossless: PrioMask,
     xoff: Option<u32>,
     xon_offset: u32,
     slice_of: Vec<u8>,
@@ -84,7 +85,7 @@ impl Mmu {
         let cells = |b: u64| b.div_ceil(p.cell as u64);
         let slices = p.slices.max(1) as usize;
         let slice_of: Vec<u8> = (0..ports).map(|i| (i * slices / ports.max(1)) as u8).collect();
-        let lossless = p.lossless.count_ones() as u64;
+        let lossless = p.lossless.len() as u64;
         let mut shared_size = vec![cells(p.buffer) / slices as u64; slices];
         for (i, &h) in headroom.iter().enumerate() {
             let reserved = lossless * (cells(h) + cells(p.pg_min)) + (8 - lossless) * cells(p.queue_min);
@@ -138,7 +139,7 @@ impl Mmu {
 
     #[inline]
     pub fn is_lossless(&self, prio: u8) -> bool {
-        self.lossless & 1 << prio != 0
+        self.lossless.contains(prio)
     }
 
     /// The slice a frame's shared cells are charged to: a lossless PG's ingress slice (where
@@ -256,6 +257,7 @@ mod tests {
     use super::*;
 
     fn params(lossless: u8) -> MmuParams {
+        let lossless = (0..8).filter(|p| lossless & 1 << p != 0).collect();
         MmuParams {
             buffer: 1_000_000,
             cell: 100,

@@ -1,329 +1,223 @@
-//! The switch: an output-queued shared-buffer ASIC.
+//! The switch: an output-queued shared-buffer ASIC, store and forward.
 //!
-//! A frame is routed when it has fully arrived (store and forward), admitted by the MMU
-//! ([`mmu`]) into its egress port's priority queue or dropped with a reason, and leaves through
-//! the egress port; ECN marking ([`crate::ecn`]) and PFC ([`crate::pfc`]) act on the same
-//! accounting. ASIC buffer architectures are named profiles ([`asic`]) overridable key by key.
+//! What a switch does with a frame, in order, all in this module and the files beside it:
+//!
+//! ```text
+//!  arrive (whole frame, store and forward)
+//!   └─▶ route: ECMP hash or adaptive choice (crate::routing::Router::choose)
+//!        └─▶ trim? (trim.rs: queue over the trim threshold, or the buffer would drop it)
+//!             └─▶ admit (mmu.rs: min | shared under its dynamic threshold | headroom) or drop
+//!                  └─▶ ECN at enqueue (ecn.rs), queue at the egress port; ingress PG at XOFF?
+//!  dequeue ─▶ ECN at dequeue (ecn.rs) ─▶ serialize (crate::port) ─▶ departed: free the cells,
+//!             XON when the ingress PG may resume
+//! ```
+//!
+//! [`Switch::receive`], [`Switch::dequeued`] and [`Switch::departed`] are the whole switch:
+//! they act on the switch's own ports and buffer and say what the run must do next (queue,
+//! drop with a reason, send XOFF or XON), so a switch can be tested alone. ASIC buffer
+//! architectures are named profiles ([`asic`]) overridable key by key ([`config`]).
 
 pub mod asic;
+pub mod buffers;
+pub mod config;
+pub mod ecn;
 pub mod mmu;
 pub mod trim;
 
-use crate::ecn::EcnConfig;
-use crate::error::FieldError;
-use asic::Asic;
-use mmu::MmuParams;
-use serde::Deserialize;
-use sim_core::Bytes;
+pub use buffers::{SwitchBuffers, SwitchLayout, build_buffers};
+pub use config::SwitchConfig;
 
-/// `[switch]`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SwitchConfig {
-    /// Buffer architecture profile.
-    #[serde(default)]
-    pub asic: Asic,
-    /// Total buffer (overrides the profile).
-    #[serde(default)]
-    pub buffer: Option<Bytes>,
-    /// Cell size (overrides the profile).
-    #[serde(default)]
-    pub cell: Option<Bytes>,
-    /// Independent buffer slices (overrides the profile).
-    #[serde(default)]
-    pub slices: Option<u32>,
-    /// Lossless PG dynamic threshold as SAI log2(alpha) (overrides the profile).
-    #[serde(default)]
-    pub pg_alpha: Option<i8>,
-    /// Lossy queue dynamic threshold as SAI log2(alpha) (overrides the profile).
-    #[serde(default)]
-    pub queue_alpha: Option<i8>,
-    /// Reserved minimum per lossless priority group.
-    #[serde(default)]
-    pub pg_min: Bytes,
-    /// Reserved minimum per lossy egress queue.
-    #[serde(default)]
-    pub queue_min: Bytes,
-    /// WRED-ECN marking on egress queues (off when absent).
-    #[serde(default)]
-    pub ecn: Option<EcnConfig>,
-    /// Packet trimming (off when absent: full queues drop).
-    #[serde(default)]
-    pub trim: Option<trim::TrimConfig>,
-    /// How a switch picks among equal-cost next hops.
-    #[serde(default)]
-    pub routing: Routing,
-    /// Ports per switch (overrides the profile's most ports, to model a bigger chassis).
-    #[serde(default)]
-    pub ports: Option<u32>,
-    /// Pipeline latency of a switch (store-and-forward forwarding delay), added to every
-    /// frame it receives.
-    #[serde(default)]
-    pub latency: sim_core::Duration,
-    /// Time for routing to converge after a cable fails or is repaired.
-    #[serde(default = "default_failover")]
-    pub failover: sim_core::Duration,
+use crate::drop::DropReason;
+use crate::ids::{HostId, NodeId, PortId, SwitchId};
+use crate::packet::Packet;
+use crate::pool::PacketPool;
+use crate::port::Port;
+use crate::routing::Router;
+use ecn::MarkAt;
+use mmu::Mmu;
+use sim_core::{SimRng, Time};
+
+/// One switch in a run: its buffer and where its ports lead.
+#[derive(Debug, Clone)]
+pub struct Switch {
+    pub id: SwitchId,
+    pub node: NodeId,
+    /// The switch's first port: local port i is `PortId(first + i)`.
+    first: u32,
+    pub mmu: Mmu,
+    /// Per local port: its lossless headroom covers what the cable delivers after XOFF.
+    headroom_adequate: Vec<bool>,
+    /// Per local port: the host cabled to it (`HostId::NONE` for a switch).
+    edge_host: Vec<HostId>,
 }
 
-/// 100 us: an ASIC's fast ECMP failover rather than a routing protocol's seconds.
-fn default_failover() -> sim_core::Duration {
-    sim_core::Duration::from_us(100)
-}
-
-/// `[switch.routing]`.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Default)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum Routing {
-    /// Hash of the flow and its entropy (ECMP, RFC 2992).
-    #[default]
-    Ecmp,
-    /// Adaptive routing: the least-loaded eligible egress (fewest queued bytes at the
-    /// packet's priority, ports paused for it excluded), per packet, or per flowlet when
-    /// `flowlet_gap` is set (a flow keeps its port until it pauses for longer than the gap;
-    /// Kandula et al., "Dynamic load balancing without packet reordering", CCR 2007). As
-    /// Broadcom's DLB and NVIDIA's adaptive routing do.
-    Adaptive {
-        #[serde(default)]
-        flowlet_gap: Option<sim_core::Duration>,
+/// What a switch did with an arriving frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Queued at egress `out`. `xoff`: its ingress priority group crossed XOFF and is not yet
+    /// pausing its peer; `marked`: ECN marked it CE on enqueue.
+    Queued { out: PortId, xoff: bool, marked: bool },
+    /// Dropped, counted at port `at`. `adequate`: a lossless drop on a port whose headroom
+    /// covers its cable (which must never happen).
+    Dropped {
+        reason: DropReason,
+        at: PortId,
+        adequate: bool,
     },
 }
 
-impl Default for SwitchConfig {
-    fn default() -> Self {
-        SwitchConfig {
-            asic: Asic::default(),
-            buffer: None,
-            cell: None,
-            slices: None,
-            pg_alpha: None,
-            queue_alpha: None,
-            pg_min: Bytes(0),
-            queue_min: Bytes(0),
-            ecn: None,
-            trim: None,
-            routing: Routing::default(),
-            ports: None,
-            latency: sim_core::Duration::ZERO,
-            failover: default_failover(),
-        }
-    }
+/// The verdict, and, when a trim cut the frame on the way (it may be trimmed and then queued,
+/// or trimmed and still dropped), the egress it was trimmed for and the bytes cut off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arrival {
+    pub verdict: Verdict,
+    pub trimmed: Option<(PortId, u32)>,
 }
 
-fn alpha(log2: i8) -> f64 {
-    // SAI: values <= -8 mean 0, >= 7 mean infinity (mlnx_sai_buffer.c bounds).
-    match log2 {
-        ..=-8 => 0.0,
-        7.. => f64::INFINITY,
-        k => 2f64.powi(k as i32),
-    }
-}
-
-impl SwitchConfig {
-    pub fn validate(&self) -> Result<(), FieldError> {
-        let p = self.asic.profile();
-        if self.buffer.is_some_and(|b| b.0 < 4096) {
-            return Err(FieldError::new("switch.buffer", "must be at least 4KiB"));
+impl Switch {
+    /// Switch `id` at `node`, whose ports are `first..first + edge_host.len()`, with the buffer
+    /// `layout` gives it.
+    pub fn new(
+        id: SwitchId,
+        node: NodeId,
+        first: PortId,
+        layout: &SwitchLayout,
+        edge_host: Vec<HostId>,
+    ) -> Self {
+        Switch {
+            id,
+            node,
+            first: first.0,
+            mmu: layout.mmu.clone(),
+            headroom_adequate: layout.headroom_adequate.clone(),
+            edge_host,
         }
-        if let Some(c) = self.cell {
-            if c.0 == 0 || c.0 > 16_384 {
-                return Err(FieldError::new(
-                    "switch.cell",
-                    format!("must be between 1B and 16KiB, got {c}"),
-                ));
+    }
+
+    #[inline]
+    fn local(&self, p: PortId) -> usize {
+        (p.0 - self.first) as usize
+    }
+
+    /// A frame `pkt` arrived whole on `in_port`: route it, trim it if its queue is over the
+    /// trim threshold or the buffer would drop it, admit it to the buffer or drop it, mark it,
+    /// and queue it. `ports` are this switch's ports, `pool` the frames' slab, `wred` the
+    /// stream ECN marking draws from.
+    #[allow(clippy::too_many_arguments)]
+    pub fn receive(
+        &mut self,
+        cfg: &SwitchConfig,
+        now: Time,
+        in_port: PortId,
+        pkt: &mut Packet,
+        ports: &mut [Port],
+        pool: &mut PacketPool,
+        router: &mut Router,
+        wred: &mut SimRng,
+    ) -> Arrival {
+        pkt.in_port = in_port;
+        let prio = pkt.prio;
+        let first = self.first;
+        let load = |p: &PortId| {
+            let port = &ports[(p.0 - first) as usize];
+            (
+                port.pause.is_paused(prio as usize, now),
+                port.queued_bytes(prio) + port.is_busy() as u64,
+            )
+        };
+        let Some(out) = router.choose(self.node, self.id, pkt, now, load) else {
+            let verdict = Verdict::Dropped {
+                reason: DropReason::NoRoute,
+                at: in_port,
+                adequate: false,
+            };
+            return Arrival {
+                verdict,
+                trimmed: None,
+            };
+        };
+        let (inl, outl) = (self.local(in_port), self.local(out));
+        let (charge, trimmed) = self.admit_or_trim(cfg, inl, outl, pkt, ports);
+        match charge {
+            Ok(c) => pkt.charge = c,
+            Err(reason) => {
+                let (at, adequate) = if reason == DropReason::HeadroomExceeded {
+                    ports[inl].counters.drops_headroom += 1;
+                    (in_port, self.headroom_adequate[inl])
+                } else {
+                    ports[outl].counters.drops_lossy += 1;
+                    (out, false)
+                };
+                let verdict = Verdict::Dropped { reason, at, adequate };
+                return Arrival { verdict, trimmed };
             }
         }
-        if self.slices == Some(0) {
-            return Err(FieldError::new("switch.slices", "must be at least 1"));
+        let xoff = self.mmu.is_lossless(pkt.prio)
+            && self.mmu.wants_xoff(inl, pkt.prio)
+            && !ports[inl].xoff.mask.contains(pkt.prio);
+        let marked = cfg
+            .ecn
+            .as_ref()
+            .is_some_and(|e| e.mark(MarkAt::Enqueue, &mut ports[outl], pkt, wred));
+        ports[outl].enqueue(pool, *pkt);
+        Arrival {
+            verdict: Verdict::Queued { out, xoff, marked },
+            trimmed,
         }
-        let buffer = self.buffer.map_or(p.buffer, |b| b.0);
-        if self.pg_min.0 * 8 > buffer || self.queue_min.0 * 8 > buffer {
-            return Err(FieldError::new(
-                "switch.queue_min",
-                "reserved minimums exceed the buffer",
-            ));
-        }
-        if let Some(t) = &self.trim {
-            t.validate()?;
-            if let Some(th) = t.threshold.filter(|th| th.0 > buffer) {
-                return Err(FieldError::new(
-                    "switch.trim.threshold",
-                    format!("{th} is above the buffer ({buffer} B): a queue never gets that long"),
-                ));
+    }
+
+    /// Admit `pkt` for local egress `outl`, trimming it first when trimming is on and it is
+    /// trimmable and either its queue is over the threshold or the buffer refuses it whole.
+    /// Returns the buffer's answer and the bytes cut, if it was trimmed.
+    fn admit_or_trim(
+        &mut self,
+        cfg: &SwitchConfig,
+        inl: usize,
+        outl: usize,
+        pkt: &mut Packet,
+        ports: &mut [Port],
+    ) -> (Result<crate::packet::Charge, DropReason>, Option<(PortId, u32)>) {
+        let Some(t) = cfg.trim.as_ref().filter(|_| trim::trimmable(pkt)) else {
+            return (self.mmu.admit(inl, outl, pkt.prio, pkt.frame), None);
+        };
+        if !t.over_threshold(ports[outl].queued_bytes(pkt.prio)) {
+            if let Ok(c) = self.mmu.admit(inl, outl, pkt.prio, pkt.frame) {
+                return (Ok(c), None);
             }
         }
-        if self.ports == Some(0) {
-            return Err(FieldError::new("switch.ports", "must be at least 1"));
-        }
-        if let Some(e) = &self.ecn {
-            e.validate("switch.ecn")?;
-            if e.kmin.0 > buffer {
-                return Err(FieldError::new(
-                    "switch.ecn.kmin",
-                    format!("kmin {} is above the buffer ({buffer} B)", e.kmin),
-                ));
-            }
-        }
-        Ok(())
+        // Cut to the headers and try again at the trim priority.
+        let before = pkt.frame;
+        t.trim(pkt, self.edge_host[outl] == pkt.dst);
+        ports[outl].counters.trimmed += 1;
+        let cut = before.saturating_sub(pkt.frame) as u32;
+        let out = PortId(self.first + outl as u32);
+        (self.mmu.admit(inl, outl, pkt.prio, pkt.frame), Some((out, cut)))
     }
 
-    /// Checks that need the fabric: no switch has more cables than the ASIC has ports, and a
-    /// static PFC XOFF threshold fits the buffer.
-    pub fn validate_fabric(
-        &self,
-        topo: &crate::topology::Topology,
-        pfc: &crate::pfc::PfcConfig,
-    ) -> Result<(), FieldError> {
-        let buffer = self.buffer.map_or(self.asic.profile().buffer, |b| b.0);
-        if let Some(x) = pfc.xoff.filter(|x| !pfc.priorities.is_empty() && x.0 > buffer) {
-            return Err(FieldError::new(
-                "pfc.xoff",
-                format!("{x} is above the switch buffer ({buffer} B): no XOFF would ever be sent"),
-            ));
-        }
-        let most = self.ports.unwrap_or(self.asic.profile().ports);
-        let mut cables = vec![0u32; topo.nodes.len()];
-        for l in &topo.links {
-            cables[l.a.idx()] += 1;
-            cables[l.b.idx()] += 1;
-        }
-        let crowded = topo
-            .nodes
-            .iter()
-            .zip(&cables)
-            .find(|(n, c)| n.kind == crate::topology::NodeKind::Switch && **c > most);
-        if let Some((n, c)) = crowded {
-            let key = if self.ports.is_some() {
-                "switch.ports"
-            } else {
-                "switch.asic"
-            };
-            return Err(FieldError::new(
-                key,
-                format!(
-                    "switch {} has {c} cables, more than the {most} ports of this switch; pick a larger ASIC, set switch.ports for a bigger chassis, or use fewer hosts per switch",
-                    n.name
-                ),
-            ));
-        }
-        Ok(())
+    /// `pkt` was taken from `port`'s queue to be sent: WRED-ECN at dequeue. True when marked.
+    #[inline]
+    pub fn dequeued(&self, cfg: &SwitchConfig, port: &mut Port, pkt: &mut Packet, wred: &mut SimRng) -> bool {
+        cfg.ecn
+            .as_ref()
+            .is_some_and(|e| e.mark(MarkAt::Dequeue, port, pkt, wred))
     }
 
-    /// MMU parameters with the profile's defaults filled in.
-    pub fn mmu_params(&self, lossless: u8, xoff: Option<u64>, xon_offset: u64) -> MmuParams {
-        let p = self.asic.profile();
-        MmuParams {
-            buffer: self.buffer.map_or(p.buffer, |b| b.0),
-            cell: self.cell.map_or(p.cell, |c| c.0 as u32),
-            slices: self.slices.unwrap_or(p.slices),
-            pg_alpha: alpha(self.pg_alpha.unwrap_or(p.pg_alpha_log2)),
-            queue_alpha: alpha(self.queue_alpha.unwrap_or(p.queue_alpha_log2)),
-            pg_min: self.pg_min.0,
-            queue_min: self.queue_min.0,
-            lossless,
-            xoff,
-            xon_offset,
-        }
+    /// `pkt` finished leaving egress `out`: its cells go back to the buffer. True when its
+    /// ingress priority group, in XOFF, may now resume (send XON). `ports` are this switch's.
+    #[inline]
+    pub fn departed(&mut self, out: PortId, pkt: &Packet, ports: &[Port]) -> bool {
+        let inl = self.local(pkt.in_port);
+        self.mmu
+            .release(inl, self.local(out), pkt.prio, pkt.frame, pkt.charge);
+        ports[inl].xoff.mask.contains(pkt.prio) && self.mmu.allows_xon(inl, pkt.prio)
     }
 
-    /// Headroom per lossless PG fixed by the profile, if it fixes one.
-    pub fn profile_headroom(&self) -> Option<u64> {
-        self.asic.profile().headroom
+    /// May ingress `port`, in XOFF on `prio`, resume (at a pause refresh)?
+    #[inline]
+    pub fn may_resume(&self, port: PortId, prio: u8) -> bool {
+        self.mmu.allows_xon(self.local(port), prio)
     }
-}
-
-/// The buffers of every switch in a topology, laid out for a variant.
-pub struct SwitchBuffers {
-    /// One MMU per switch, in switch order.
-    pub mmus: Vec<mmu::Mmu>,
-    /// Per switch, per local port: the lossless headroom covers what the cable can deliver
-    /// after XOFF (always true when headroom is computed).
-    pub headroom_adequate: Vec<Vec<bool>>,
-}
-
-/// Lay out every switch's MMU. Ports are numbered per node in the order the topology lists
-/// its links, as [`crate::network::Network::build`] numbers them.
-pub fn build_buffers(
-    t: &crate::topology::Topology,
-    sw: &SwitchConfig,
-    pfc: &crate::pfc::PfcConfig,
-    max_frame: u32,
-) -> Result<SwitchBuffers, FieldError> {
-    use crate::pfc::PfcConfig;
-    use crate::topology::NodeKind;
-    let lossless = pfc.mask();
-    let mut per_node: Vec<Vec<(sim_core::BitRate, sim_core::Duration)>> = vec![Vec::new(); t.nodes.len()];
-    for l in &t.links {
-        per_node[l.a.idx()].push((l.rate, l.delay));
-        per_node[l.b.idx()].push((l.rate, l.delay));
-    }
-    let params = sw.mmu_params(lossless, pfc.xoff.map(|b| b.0), pfc.xon_offset.0);
-    let mut out = SwitchBuffers {
-        mmus: Vec::new(),
-        headroom_adequate: Vec::new(),
-    };
-    for (n, spec) in t.nodes.iter().enumerate() {
-        if spec.kind != NodeKind::Switch {
-            continue;
-        }
-        let (mut headroom, mut adequate) = (Vec::new(), Vec::new());
-        for &(rate, delay) in &per_node[n] {
-            // Frames spend the pipeline latency inside this switch before it can count them
-            // (and a pause to a switch peer as long inside it): the cable looks that much longer.
-            let delay = delay + sw.latency;
-            let needed =
-                PfcConfig::headroom_needed(rate, delay, max_frame, pfc.response_time(rate), params.cell);
-            let h = if lossless == 0 {
-                0
-            } else {
-                pfc.headroom
-                    .map(|b| b.0)
-                    .or(sw.profile_headroom())
-                    .unwrap_or(needed)
-            };
-            headroom.push(h);
-            adequate.push(h >= needed);
-        }
-        let mmu = mmu::Mmu::new(&params, &headroom).map_err(|e| {
-            let key = if pfc.headroom.is_some() {
-                "pfc.headroom"
-            } else {
-                "switch.buffer"
-            };
-            FieldError::new(key, format!("switch {}: {e}", spec.name))
-        })?;
-        out.mmus.push(mmu);
-        out.headroom_adequate.push(adequate);
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sai_alpha_encoding() {
-        assert_eq!(alpha(-3), 0.125);
-        assert_eq!(alpha(0), 1.0);
-        assert_eq!(alpha(3), 8.0);
-        assert_eq!(alpha(-8), 0.0);
-        assert!(alpha(7).is_infinite());
-    }
-
-    #[test]
-    fn profiles_are_overridable() {
-        let c = SwitchConfig {
-            asic: Asic::Spectrum2,
-            buffer: Some(Bytes(1_000_000)),
-            ..Default::default()
-        };
-        let m = c.mmu_params(0, None, 0);
-        assert_eq!((m.buffer, m.cell), (1_000_000, 144));
-        let t = SwitchConfig {
-            asic: Asic::Tomahawk,
-            ..Default::default()
-        }
-        .mmu_params(0, None, 0);
-        assert_eq!((t.buffer, t.slices), (16_000_000, 4));
-    }
-}
+mod tests;

@@ -2,15 +2,15 @@
 //!
 //! What every transport shares lives here (packetization, the NIC scheduler's view, pacing,
 //! the retransmission timer, statistics); the protocol itself is a RoCEv2 RC queue pair
-//! ([`crate::nic::roce`], go-back-N) or a UET packet delivery context ([`crate::nic::uet`],
-//! selective repeat with per-packet entropy).
+//! ([`super::roce`], go-back-N) or a UET packet delivery context ([`super::uet`], selective
+//! repeat with per-packet entropy).
 
+use super::lb::EvSelector;
+use super::roce::RoceQp;
+use super::uet::UetPdc;
 use crate::cc::dcqcn::ReactionPoint;
 use crate::ids::{FlowId, PortId};
-use crate::nic::lb::EvSelector;
-use crate::nic::roce::RoceQp;
-use crate::nic::uet::UetPdc;
-use crate::packet::{Charge, Kind, Packet, flags, roce_data_frame, uet_data_frame};
+use crate::packet::{Packet, flags, roce_data_frame, uet_data_frame};
 use crate::workload::FlowSpec;
 use sim_core::Time;
 
@@ -115,7 +115,7 @@ impl Flow {
             packets,
             mtu,
             entropy,
-            port: PortId(u32::MAX),
+            port: PortId::NONE,
             sched: Sched::Idle,
             proto,
             next_tx: Time::ZERO,
@@ -212,22 +212,17 @@ impl Flow {
             self.retransmitted += 1;
             self.retransmitted_bytes += payload as u64;
         }
-        Packet {
-            sent_at: now,
-            sack: 0,
-            flow: id,
+        Packet::data(
+            id,
+            self.spec.dst,
             seq,
-            dst: self.spec.dst,
-            aux: 0,
-            in_port: 0,
-            payload: payload as u16,
-            frame: frame as u16,
+            payload as u16,
+            frame as u16,
             entropy,
-            kind: Kind::Data,
-            prio: self.spec.prio,
-            flags: fl,
-            charge: Charge::None,
-        }
+            self.spec.prio,
+            fl,
+            now,
+        )
     }
 
     /// Path (entropy) changes between consecutive packets (UET spraying).

@@ -1,5 +1,5 @@
-//! Ultra Ethernet transport: a packet delivery context (PDC) in reliable unordered delivery
-//! (RUD), sender and receiver side.
+//! The Ultra Ethernet packet delivery context (PDC) in reliable unordered delivery (RUD),
+//! sender and receiver side: per-PSN state, selective ACKs, NACKs and timeouts.
 //!
 //! UE 1.0 PDS (Hoefler et al., arXiv 2508.08906, "Packet Delivery Sublayer"; uet-htsim
 //! `uec.cpp`): every packet carries a PSN and its own entropy value; the receiver accepts

@@ -1,4 +1,4 @@
-//! RoCEv2 reliable connection (RC) queue pair: go-back-N.
+//! The RoCEv2 reliable connection (RC) queue pair's state machine: go-back-N.
 //!
 //! As an RC QP implements it (IBA 1.4, sections 9.7.5 responder and 9.7.6 requester; NVIDIA
 //! ConnectX): packets carry a PSN; the responder accepts only the expected PSN, acknowledges

@@ -6,8 +6,11 @@
 //! earlier than marking at enqueue.
 
 use crate::error::FieldError;
+use crate::packet::{Kind, Packet, flags};
+use crate::port::Port;
+use rand::RngExt;
 use serde::Deserialize;
-use sim_core::Bytes;
+use sim_core::{Bytes, SimRng};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -43,6 +46,27 @@ impl EcnConfig {
             ));
         }
         Ok(())
+    }
+
+    /// WRED-ECN on `pkt` at `at` (its enqueue or its dequeue) of `port`'s queue for its
+    /// priority: an ECN-capable data frame is marked CE with the ramp's probability at the
+    /// queue's depth then. True when it was marked.
+    #[inline]
+    pub fn mark(&self, at: MarkAt, port: &mut Port, pkt: &mut Packet, rng: &mut SimRng) -> bool {
+        if self.mark_at != at
+            || pkt.kind != Kind::Data
+            || !pkt.has(flags::ECT)
+            || pkt.has(flags::CE | flags::TRIMMED)
+        {
+            return false;
+        }
+        let prob = self.probability(port.queued_bytes(pkt.prio));
+        if prob > 0.0 && (prob >= 1.0 || rng.random_bool(prob)) {
+            pkt.flags |= flags::CE;
+            port.counters.ecn_marked += 1;
+            return true;
+        }
+        false
     }
 
     /// Marking probability at queue depth `q` bytes.

@@ -1,0 +1,61 @@
+//! RCCC's receiver side: the credit pacer of one receiving host.
+//!
+//! Flows that ask for credit are served round robin, `credit_per_pull` at a time, paced so the
+//! grants add up to 99 % of the receiver's line rate (uet-htsim `UecPullPacer`; UE 1.0 RCCC).
+//! A flow asks with the cumulative pull target its data packets and requests to send carry;
+//! the pacer grants up to the highest target it has seen.
+
+use crate::ids::FlowId;
+use crate::nic::flow::{Flow, Proto};
+use crate::packet::{Kind, Packet, UET_CREDIT_FRAME};
+use std::collections::VecDeque;
+
+/// One receiver's pacer: the flows waiting for credit, and whether a grant is scheduled.
+#[derive(Debug, Clone, Default)]
+pub struct Pacer {
+    active: VecDeque<FlowId>,
+    busy: bool,
+}
+
+impl Pacer {
+    /// Flow `id` wants credit: enlist it. True when the pacer was idle and must start now.
+    pub fn want(&mut self, id: FlowId, flow: &mut Flow) -> bool {
+        let Proto::Uet(u) = &mut flow.proto else {
+            return false;
+        };
+        if !u.listed {
+            u.listed = true;
+            self.active.push_back(id);
+        }
+        !std::mem::replace(&mut self.busy, true)
+    }
+
+    /// The pacer may grant again: the next flow that still wants credit gets up to
+    /// `per_pull` bytes. Returns the credit packet (at `prio`) and the bytes granted; None
+    /// when nobody wants credit (the pacer goes idle).
+    pub fn grant(&mut self, flows: &mut [Flow], per_pull: u64, prio: u8) -> Option<(Packet, u64)> {
+        while let Some(f) = self.active.pop_front() {
+            let flow = &mut flows[f.idx()];
+            let (src, finished) = (flow.spec.src, flow.finish.is_some());
+            let Proto::Uet(u) = &mut flow.proto else {
+                continue;
+            };
+            let grant = per_pull.min(u.want.saturating_sub(u.granted));
+            if grant == 0 || finished {
+                u.listed = false;
+                continue;
+            }
+            u.granted += grant;
+            if u.granted < u.want {
+                self.active.push_back(f);
+            } else {
+                u.listed = false;
+            }
+            let mut p = Packet::control(Kind::Credit, f, src, 0, UET_CREDIT_FRAME, prio);
+            p.set_credit(grant as u32);
+            return Some((p, grant));
+        }
+        self.busy = false;
+        None
+    }
+}

@@ -1,0 +1,95 @@
+//! Routing: which egress a packet leaves a node by.
+//!
+//! * [`tables`]: all-shortest-path next-hop sets per node and destination (BGP/OSPF ECMP in a
+//!   Clos fabric), rebuilt over the working cables after a failure;
+//! * [`ecmp`]: each node's 5-tuple hash, picking one member of a set per packet;
+//! * [`adaptive`]: the switch's policy (ECMP, or the least-loaded egress per packet or per
+//!   flowlet) and its flowlet tables.
+//!
+//! [`Router`] holds all three for a fabric: the switches and hosts ask it, never the tables.
+
+pub mod adaptive;
+pub mod ecmp;
+pub mod tables;
+
+pub use adaptive::Routing;
+pub use ecmp::{EcmpHash, pick};
+pub use tables::{Graph, Routes};
+
+use crate::ids::{FlowId, HostId, NodeId, PortId, SwitchId};
+use crate::packet::{Kind, Packet};
+use adaptive::Flowlets;
+use sim_core::{RngStreams, Time};
+
+/// The fabric's routing state: tables, per-node hashes, the switches' policy and flowlets.
+#[derive(Debug, Clone)]
+pub struct Router {
+    pub tables: Routes,
+    /// ECMP hash function of each node (each switch has its own salt).
+    hashers: Vec<EcmpHash>,
+    policy: Routing,
+    /// Per switch, when adaptive routing keeps flowlets.
+    flowlets: Vec<Flowlets>,
+}
+
+impl Router {
+    /// Routing over `tables` for `nodes` nodes, `switches` of which run `policy`; hash salts
+    /// come from the scenario's `ecmp-salt` streams.
+    pub fn new(tables: Routes, streams: &RngStreams, nodes: usize, switches: usize, policy: Routing) -> Self {
+        let hashers = (0..nodes)
+            .map(|n| EcmpHash::new(streams.key("ecmp-salt", n as u64)))
+            .collect();
+        let flowlets = match policy {
+            Routing::Adaptive { flowlet_gap: Some(_) } => vec![Flowlets::default(); switches],
+            _ => Vec::new(),
+        };
+        Router {
+            tables,
+            hashers,
+            policy,
+            flowlets,
+        }
+    }
+
+    /// The ECMP egress from `node` for a packet of `flow` to `dst` carrying `entropy`.
+    #[inline]
+    pub fn ecmp(&self, node: NodeId, flow: FlowId, dst: HostId, entropy: u16) -> Option<PortId> {
+        let hops = self.tables.next_hops(node, dst);
+        match hops.len() {
+            0 => None,
+            1 => Some(hops[0]),
+            n => Some(hops[pick(self.hashers[node.idx()].hash(flow, dst, entropy), n)]),
+        }
+    }
+
+    /// The egress switch `sw` (node `node`) picks for `pkt` at `now`: ECMP, or adaptive
+    /// routing by `load(port)` = (paused for the packet's priority, queued bytes).
+    #[inline]
+    pub fn choose(
+        &mut self,
+        node: NodeId,
+        sw: SwitchId,
+        pkt: &Packet,
+        now: Time,
+        load: impl Fn(&PortId) -> (bool, u64),
+    ) -> Option<PortId> {
+        let Routing::Adaptive { flowlet_gap } = self.policy else {
+            return self.ecmp(node, pkt.flow, pkt.dst, pkt.entropy);
+        };
+        let hops = self.tables.next_hops(node, pkt.dst);
+        if hops.len() <= 1 || pkt.kind == Kind::Pause {
+            return hops.first().copied();
+        }
+        let hash = self.hashers[node.idx()].hash(pkt.flow, pkt.dst, pkt.entropy);
+        if let Some(gap) = flowlet_gap {
+            if let Some(p) = self.flowlets[sw.idx()].current(hash, now, gap, hops) {
+                return Some(p);
+            }
+        }
+        let best = adaptive::least_loaded(hops, pick(hash, hops.len()), load)?;
+        if flowlet_gap.is_some() {
+            self.flowlets[sw.idx()].start(hash, now, best);
+        }
+        Some(best)
+    }
+}

@@ -1,0 +1,220 @@
+//! Building a run: the fabric, its switches, the flows with their transport state, the NICs'
+//! per-host parameters, telemetry and the first events, all from a loaded scenario and one of
+//! its (resolved) variants.
+//!
+//! Random streams: each switch's ECMP salt, each flow's entropy and REPS draws, and each
+//! workload generator have their own stream, keyed by `(seed, kind, index)`. WRED marking and
+//! frame errors draw from one stream each for the whole fabric (`wred`, `link-loss`): their
+//! draws interleave in event order, which is itself fixed by the seed, so runs are still
+//! reproducible; a change to one port's marking moves the draws of the ports after it.
+
+use super::{Event, Sim, Totals};
+use crate::cc::nscc::NsccParams;
+use crate::ideal;
+use crate::ids::{FlowId, HostId, NodeId, PortId, SwitchId};
+use crate::network::{Network, Role};
+use crate::nic::flow::Uet;
+use crate::nic::lb::EvSelector;
+use crate::nic::roce::RoceQp;
+use crate::nic::uet::Pacer;
+use crate::nic::{Flow, HostCounters, Nic, Proto, Transport};
+use crate::packet::on_wire;
+use crate::scenario::{Scenario, Variant};
+use crate::switch::Switch;
+use sim_core::{BitRate, Duration, EventQueue, RngStreams, Time};
+
+/// Unloaded round trip over `hops`: propagation both ways, a full data frame forward and a
+/// 64 B ACK back at every hop (uet-htsim `calculate_rtt`).
+fn base_rtt(hops: &[(BitRate, Duration)], max_frame: u32) -> Duration {
+    hops.iter().fold(Duration::ZERO, |acc, &(rate, d)| {
+        acc + d * 2 + rate.tx_time(on_wire(max_frame)) + rate.tx_time(on_wire(crate::packet::MIN_FRAME))
+    })
+}
+
+impl<'a> Sim<'a> {
+    /// Build the run of `variant` on `scenario`'s fabric and traffic.
+    pub fn new(scenario: &Scenario, variant: &'a Variant) -> Self {
+        let streams = RngStreams::new(scenario.seed);
+        let net = fabric(scenario, variant, &streams);
+        let mtu = variant.nic.mtu.0 as u32;
+        let mut flows = flows(scenario, variant, &streams);
+        // The unloaded round trip of the longest path a flow takes: NSCC's scaling reference
+        // (uet-htsim's network_rtt) and the base of the UET retransmission timeout.
+        let network_rtt = scenario
+            .flows
+            .iter()
+            .map(|f| base_rtt(&ideal::path(&net, f), variant.max_frame()))
+            .max()
+            .unwrap_or(Duration::from_us(1));
+        let bounds = ideal::bounds(&net, &scenario.flows, mtu);
+        let hosts = net.host_node.len();
+        let host_rate = |h: usize| scenario.topology.host_rate(HostId(h as u32));
+        let trimming = variant.switch.trim.is_some();
+        let nscc: Vec<Option<NsccParams>> = (0..hosts)
+            .map(|h| {
+                variant
+                    .nic
+                    .cc
+                    .nscc()
+                    .map(|c| NsccParams::new(c, host_rate(h), network_rtt, mtu, trimming))
+            })
+            .collect();
+        let uet_maxwnd = (0..hosts)
+            .map(|h| (1.5 * host_rate(h).bytes_in(network_rtt) as f64) as u64)
+            .collect();
+        let rto = match variant.nic.transport {
+            Transport::Roce => variant.nic.rto(),
+            Transport::Uet => variant.nic.rto.unwrap_or(Duration::from_us(15) + network_rtt * 6),
+        };
+        let nics = net
+            .host_node
+            .iter()
+            .map(|&n| {
+                let r = &net.node_ports[n.idx()];
+                Nic::new(r.start, r.len())
+            })
+            .collect();
+        let (queue, dependents) = first_events(scenario, &mut flows);
+        let telemetry = variant.limits.telemetry();
+        let sampled: Vec<PortId> = (0..net.ports.len() as u32)
+            .map(PortId)
+            .filter(|p| matches!(net.roles[net.port_node[p.idx()].idx()], Role::Switch(_)))
+            .take(crate::telemetry::MAX_SAMPLED_PORTS)
+            .collect();
+        let mut mirrored = vec![false; net.ports.len()];
+        let captures = scenario
+            .captures
+            .iter()
+            .map(|c| {
+                mirrored[c.port.idx()] = true;
+                crate::capture::Capture::new(c.clone(), c.port, net.peer[c.port.idx()])
+            })
+            .collect();
+        Sim {
+            variant,
+            switches: switches(&net, variant),
+            rx: rx_buffers(&net, variant),
+            nics,
+            host_counters: vec![HostCounters::default(); hosts],
+            net,
+            flows,
+            nscc,
+            uet_maxwnd,
+            pacers: vec![Pacer::default(); hosts],
+            dependents,
+            finished: 0,
+            faults: scenario.faults.clone(),
+            sampler: crate::telemetry::Sampler::new(&telemetry, sampled),
+            log: crate::telemetry::EventLog::new(telemetry.event_log),
+            captures,
+            mirrored,
+            wred_rng: streams.stream("wred", 0),
+            loss_rng: streams.stream("link-loss", 0),
+            rto,
+            queue,
+            now: Time::ZERO,
+            totals: Totals::default(),
+            stopped: None,
+            watch: Default::default(),
+            bounds,
+        }
+    }
+}
+
+/// The network of ports and cables, routing by the variant's policy. A switch's pipeline
+/// latency delays every frame it receives: it is folded into the cables that lead into
+/// switches.
+fn fabric(scenario: &Scenario, variant: &Variant, streams: &RngStreams) -> Network {
+    let mut net = Network::build(&scenario.topology, variant.switch.routing, streams);
+    if variant.switch.latency > Duration::ZERO {
+        for p in 0..net.ports.len() {
+            let far = net.port_node[net.peer[p].idx()];
+            if matches!(net.roles[far.idx()], Role::Switch(_)) {
+                net.links[p].delay += variant.switch.latency;
+            }
+        }
+    }
+    net
+}
+
+/// Every flow with its transport's state: a RoCEv2 QP, or a UET PDC with its load balancer.
+fn flows(scenario: &Scenario, variant: &Variant, streams: &RngStreams) -> Vec<Flow> {
+    let mtu = variant.nic.mtu.0 as u32;
+    let window = variant.nic.window.map(|w| w.0);
+    let uet = variant.nic.transport == Transport::Uet;
+    scenario
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            // The UDP source port carries the entropy; NICs keep it in the dynamic range
+            // 49152-65535 (RFC 6335), so it never looks like a well-known service to a
+            // dissector and 14 bits vary.
+            let entropy = 0xc000 | (streams.key("entropy", i as u64) as u16 & 0x3fff);
+            let proto = if uet {
+                let packets = Flow::packets_for(s.size, mtu);
+                let ev = EvSelector::new(&variant.nic.lb, entropy);
+                Proto::Uet(Box::new(Uet::new(packets, ev, streams.key("ev", i as u64))))
+            } else {
+                Proto::Roce(RoceQp::new(window))
+            };
+            Flow::new(s.clone(), mtu, entropy, proto)
+        })
+        .collect()
+}
+
+/// The first events (flows without dependencies start, faults, the first sample), and for
+/// each flow the flows that wait for it.
+fn first_events(scenario: &Scenario, flows: &mut [Flow]) -> (EventQueue<Event>, Vec<Vec<u32>>) {
+    let mut dependents = vec![Vec::new(); flows.len()];
+    let mut queue = EventQueue::new();
+    for (i, f) in flows.iter_mut().enumerate() {
+        let (need, on) = f.spec.deps.needs();
+        f.waiting = need;
+        for &d in on {
+            dependents[d as usize].push(i as u32);
+        }
+        if need == 0 {
+            queue.push(f.spec.start, Event::FlowStart(FlowId(i as u32)));
+        }
+    }
+    for (i, f) in scenario.faults.iter().enumerate() {
+        queue.push(f.at, Event::Fault(i as u32));
+    }
+    queue.push(Time::ZERO, Event::Sample);
+    (queue, dependents)
+}
+
+/// Each switch with the buffer the variant resolved for it.
+fn switches(net: &Network, variant: &Variant) -> Vec<Switch> {
+    net.switch_node
+        .iter()
+        .zip(&variant.resolved.buffers)
+        .enumerate()
+        .map(|(s, (&node, layout))| {
+            let edge_hosts = net
+                .ports_of(node)
+                .map(
+                    |p| match net.roles[net.port_node[net.peer[p.idx()].idx()].idx()] {
+                        Role::Host(h) => h,
+                        Role::Switch(_) => HostId::NONE,
+                    },
+                )
+                .collect();
+            let first = PortId(net.node_ports[node.idx()].start);
+            Switch::new(SwitchId(s as u32), node, first, layout, edge_hosts)
+        })
+        .collect()
+}
+
+/// The NIC receive buffer of every host port, where the variant has them.
+fn rx_buffers(net: &Network, variant: &Variant) -> Vec<Option<Box<crate::nic::rx::RxBuffer>>> {
+    let mut rx: Vec<Option<Box<_>>> = (0..net.ports.len()).map(|_| None).collect();
+    for (h, specs) in variant.resolved.rx.iter().enumerate() {
+        let node: NodeId = net.host_node[h];
+        for (p, spec) in net.ports_of(node).zip(specs) {
+            rx[p.idx()] = Some(Box::new(crate::nic::rx::RxBuffer::new(*spec)));
+        }
+    }
+    rx
+}

@@ -1,0 +1,102 @@
+//! PFC on the wire: an ingress (switch PG or NIC receive buffer) entering XOFF pauses its peer
+//! and keeps refreshing the pause; XON releases it; a PFC frame arriving holds or releases a
+//! priority on the receiving egress (`crate::pfc` for the state and the timing).
+
+use super::{Event, Sim};
+use crate::ids::PortId;
+use crate::network::Role;
+use crate::packet::Packet;
+
+impl Sim<'_> {
+    /// Enter XOFF on ingress `port` for `prio`: pause the peer and keep refreshing.
+    pub(super) fn xoff(&mut self, port: PortId, prio: u8) {
+        self.log.push(crate::telemetry::LogRow {
+            time: self.now,
+            port,
+            prio,
+            flow: crate::ids::FlowId::NONE,
+            event: "xoff",
+            reason: "ingress buffer over its XOFF threshold",
+        });
+        self.net.ports[port.idx()].xoff.enter(self.now, prio);
+        self.watch_xoff(port, prio);
+        self.send_pfc(port, prio, self.variant.pfc.quanta);
+        let p = &mut self.net.ports[port.idx()];
+        if !p.xoff.refresh_pending {
+            p.xoff.refresh_pending = true;
+            let at = self.now + self.variant.pfc.refresh_interval(p.rate);
+            self.schedule(at, Event::PfcRefresh(port));
+        }
+    }
+
+    pub(super) fn xon(&mut self, port: PortId, prio: u8) {
+        self.log.push(crate::telemetry::LogRow {
+            time: self.now,
+            port,
+            prio,
+            flow: crate::ids::FlowId::NONE,
+            event: "xon",
+            reason: "ingress buffer drained below XON",
+        });
+        let storm = self.net.ports[port.idx()]
+            .xoff
+            .leave(self.now, prio, self.variant.pfc.watchdog);
+        if let Some(start) = storm {
+            self.record_storm(port, prio, start);
+        }
+        self.send_pfc(port, prio, 0);
+    }
+
+    /// Put a PFC frame for `prio` on `port`'s wire, ahead of all queued data.
+    fn send_pfc(&mut self, port: PortId, prio: u8, quanta: u16) {
+        let frame = Packet::pause(prio, quanta);
+        self.totals.injected_packets += 1;
+        self.totals.injected_bytes += frame.frame as u64;
+        self.totals.pfc_frames += 1;
+        let p = &mut self.net.ports[port.idx()];
+        p.xoff.frames[prio as usize] += 1;
+        p.enqueue_control(&mut self.net.pool, frame);
+        self.start_tx(port);
+    }
+
+    /// Refresh every XOFF still needed on `port`; resume the others.
+    pub(super) fn on_pfc_refresh(&mut self, port: PortId) {
+        self.net.ports[port.idx()].xoff.refresh_pending = false;
+        let node = self.net.port_node[port.idx()];
+        for prio in self.net.ports[port.idx()].xoff.mask.iter() {
+            // A switch asks its buffer; a NIC its receive buffer.
+            let may_resume = match (self.net.roles[node.idx()], &self.rx[port.idx()]) {
+                (Role::Switch(s), _) => self.switches[s.idx()].may_resume(port, prio),
+                (Role::Host(_), Some(rx)) => rx.occupancy() <= rx.spec.xon_at,
+                (Role::Host(_), None) => true,
+            };
+            if may_resume {
+                self.xon(port, prio);
+            } else {
+                self.send_pfc(port, prio, self.variant.pfc.quanta);
+            }
+        }
+        let p = &mut self.net.ports[port.idx()];
+        if !p.xoff.mask.is_empty() {
+            p.xoff.refresh_pending = true;
+            let at = self.now + self.variant.pfc.refresh_interval(p.rate);
+            self.schedule(at, Event::PfcRefresh(port));
+        }
+    }
+
+    /// A PFC frame reached port `q`: hold (or release) that priority on q's egress.
+    pub(super) fn on_pause_frame(&mut self, q: PortId, pkt: &Packet) {
+        let pfc = &self.variant.pfc;
+        let port = &mut self.net.ports[q.idx()];
+        let response = pfc.response_time(port.rate);
+        let quanta = pkt.quanta();
+        let end = port
+            .pause
+            .on_frame(self.now, pkt.prio, quanta, port.rate, response, pfc.watchdog);
+        if quanta == 0 {
+            self.start_tx(q);
+        } else {
+            self.schedule(end, Event::Resume(q));
+        }
+    }
+}

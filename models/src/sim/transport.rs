@@ -1,0 +1,157 @@
+//! The transports' handlers in a run: each calls the handler of `crate::nic::roce` or
+//! `crate::nic::uet` with the host's parameters and counters, then sends what it returned,
+//! counts what it delivered, and starts what waited for a completed flow.
+
+use super::{Event, Sim};
+use crate::cc::rccc::RcccConfig;
+use crate::ids::{FlowId, HostId};
+use crate::nic::{Sched, roce, uet};
+use crate::packet::Packet;
+
+impl Sim<'_> {
+    /// RoCEv2 responder: ECN notification point, then go-back-N.
+    pub(super) fn on_roce_data(&mut self, h: HostId, pkt: Packet) {
+        let np = self.variant.resolved.dcqcn[h.idx()].as_ref();
+        let flow = &mut self.flows[pkt.flow.idx()];
+        let c = &mut self.host_counters[h.idx()];
+        let out = roce::on_data(flow, np, c, self.now, &pkt, self.variant.nic.ack_every);
+        if out.cnp.is_some() {
+            self.totals.cnps += 1;
+        }
+        self.totals.delivered_payload += out.delivered;
+        for p in out.cnp.into_iter().chain(out.reply) {
+            self.send_control(h, p);
+        }
+        if out.completed {
+            self.completed(pkt.flow);
+        }
+    }
+
+    /// RoCEv2 requester: an ACK or NAK arrived.
+    pub(super) fn on_roce_ack(&mut self, h: HostId, pkt: &Packet) {
+        let flow = &mut self.flows[pkt.flow.idx()];
+        roce::on_ack(flow, &mut self.host_counters[h.idx()], self.now, pkt, self.rto);
+        self.activate(pkt.flow);
+    }
+
+    /// DCQCN reaction point: a CNP arrived for one of this host's QPs.
+    pub(super) fn on_cnp(&mut self, h: HostId, pkt: &Packet) {
+        let Some(params) = &self.variant.resolved.dcqcn[h.idx()] else {
+            return;
+        };
+        let flow = &mut self.flows[pkt.flow.idx()];
+        roce::on_cnp(flow, params, &mut self.host_counters[h.idx()], self.now);
+        self.arm_cc_timer(pkt.flow);
+    }
+
+    fn arm_cc_timer(&mut self, f: FlowId) {
+        let flow = &mut self.flows[f.idx()];
+        if flow.cc_timer_pending {
+            return;
+        }
+        if let Some(at) = roce::rate_timer_due(flow) {
+            flow.cc_timer_pending = true;
+            self.schedule(at.max(self.now), Event::CcTimer(f));
+        }
+    }
+
+    /// DCQCN's rate-increase timer of `f` fired.
+    pub(super) fn on_cc_timer(&mut self, f: FlowId) {
+        let now = self.now;
+        let flow = &mut self.flows[f.idx()];
+        flow.cc_timer_pending = false;
+        if let Some(params) = &self.variant.resolved.dcqcn[flow.spec.src.idx()] {
+            roce::on_rate_timer(flow, params, now);
+        }
+        if flow.sender_done.is_none() {
+            self.arm_cc_timer(f);
+        }
+        self.repace(f);
+    }
+
+    /// The rate of `f` went up: a flow sleeping on the old, slower pace may go earlier.
+    fn repace(&mut self, f: FlowId) {
+        let flow = &mut self.flows[f.idx()];
+        if flow.sched != Sched::Sleeping {
+            return;
+        }
+        let line = self.net.ports[flow.port.idx()].rate;
+        if let Some(at) = roce::repaced(flow, line, self.now) {
+            flow.next_tx = at;
+            let port = flow.port;
+            self.nics[flow.spec.src.idx()].sleep(port.0, f, at);
+            self.start_tx(port);
+        }
+    }
+
+    /// UET receiver: a data packet (or a trimmed header) arrived at `h`.
+    pub(super) fn on_uet_data(&mut self, h: HostId, pkt: Packet) {
+        let nic = &self.variant.nic;
+        let (ack_bytes, prio, rccc) = (nic.ack_bytes.0, nic.control_prio, nic.cc.rccc().is_some());
+        let flow = &mut self.flows[pkt.flow.idx()];
+        let c = &mut self.host_counters[h.idx()];
+        let out = uet::on_data(flow, rccc, c, self.now, &pkt, ack_bytes, prio);
+        self.totals.delivered_payload += out.delivered;
+        if let Some(p) = out.reply {
+            self.send_control(h, p);
+        }
+        if out.wants_credit {
+            self.want_credit(h, pkt.flow);
+        }
+        if out.completed {
+            self.completed(pkt.flow);
+        }
+    }
+
+    /// UET sender: a selective ACK arrived.
+    pub(super) fn on_uet_ack(&mut self, pkt: &Packet) {
+        let flow = &mut self.flows[pkt.flow.idx()];
+        let nscc = self.nscc[flow.spec.src.idx()].as_ref();
+        uet::on_ack(flow, nscc, self.now, pkt, self.rto);
+        self.activate(pkt.flow);
+    }
+
+    /// UET sender: a NACK for a trimmed packet: resend it at once (on the next EV).
+    pub(super) fn on_uet_nack(&mut self, pkt: &Packet) {
+        let flow = &mut self.flows[pkt.flow.idx()];
+        let src = flow.spec.src;
+        let c = &mut self.host_counters[src.idx()];
+        uet::on_nack(flow, self.nscc[src.idx()].as_ref(), c, self.now, pkt);
+        self.activate(pkt.flow);
+    }
+
+    /// UET sender: an RCCC credit arrived.
+    pub(super) fn on_credit(&mut self, pkt: &Packet) {
+        uet::on_credit(&mut self.flows[pkt.flow.idx()], pkt);
+        self.activate(pkt.flow);
+    }
+
+    /// UET receiver `h` got a request to send: the sender is out of credit with data left.
+    pub(super) fn on_rts(&mut self, h: HostId, pkt: &Packet) {
+        if uet::on_rts(&mut self.flows[pkt.flow.idx()], pkt) {
+            self.want_credit(h, pkt.flow);
+        }
+    }
+
+    /// Receiver `h` learned that flow `f` wants credit: enlist it and start the pacer.
+    fn want_credit(&mut self, h: HostId, f: FlowId) {
+        if self.pacers[h.idx()].want(f, &mut self.flows[f.idx()]) {
+            self.schedule(self.now, Event::CreditTick(h));
+        }
+    }
+
+    /// The pacer of receiver `h` may grant again: serve the next flow that wants credit.
+    pub(super) fn on_credit_tick(&mut self, h: HostId) {
+        let Some(cfg) = self.variant.nic.cc.rccc() else {
+            return;
+        };
+        let per_pull = cfg.credit_per_pull(self.variant.nic.mtu.0 as u32);
+        let node = self.net.host_node[h.idx()];
+        let rate = self.net.ports[self.net.node_ports[node.idx()].start as usize].rate;
+        let prio = self.variant.nic.control_prio;
+        if let Some((p, grant)) = self.pacers[h.idx()].grant(&mut self.flows, per_pull, prio) {
+            self.send_control(h, p);
+            self.schedule(self.now + RcccConfig::pace(rate, grant), Event::CreditTick(h));
+        }
+    }
+}

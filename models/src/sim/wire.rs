@@ -1,0 +1,185 @@
+//! Frames on the wire: a port starts its next frame, finishes it and hands it to the cable; the
+//! cable delivers it to the node at the far end (a switch, or a host); faults cut cables.
+
+use super::{Event, Sim};
+use crate::drop::DropReason;
+use crate::ids::{NodeId, PortId, SwitchId};
+use crate::network::Role;
+use crate::packet::{Charge, Kind, Packet};
+use crate::switch::Verdict;
+use rand::RngExt;
+
+impl Sim<'_> {
+    /// Start the next transmission on an idle port: a switch's queued frame, or on a host its
+    /// queued control frames and then the NIC's next data packet.
+    pub(super) fn start_tx(&mut self, p: PortId) {
+        if self.net.ports[p.idx()].is_busy() {
+            return;
+        }
+        let pkt = match self.net.roles[self.net.port_node[p.idx()].idx()] {
+            Role::Switch(s) => match self.switch_dequeue(s, p) {
+                Some(pkt) => pkt,
+                None => return,
+            },
+            Role::Host(h) => match self.net.ports[p.idx()].dequeue(&mut self.net.pool, self.now) {
+                Some(pkt) => pkt,
+                None => match self.next_data(h, p) {
+                    Some(pkt) => pkt,
+                    None => return self.nic_idle(h, p),
+                },
+            },
+        };
+        self.mirror(p, true, &pkt);
+        let d = self.net.ports[p.idx()].begin_tx(pkt);
+        self.schedule(self.now + d, Event::TxDone(p));
+    }
+
+    /// The next frame of switch egress `p`, ECN-marked at dequeue if its queue says so.
+    #[inline]
+    fn switch_dequeue(&mut self, s: SwitchId, p: PortId) -> Option<Packet> {
+        let mut pkt = self.net.ports[p.idx()].dequeue(&mut self.net.pool, self.now)?;
+        let port = &mut self.net.ports[p.idx()];
+        if self.switches[s.idx()].dequeued(&self.variant.switch, port, &mut pkt, &mut self.wred_rng) {
+            self.totals.ecn_marked += 1;
+        }
+        Some(pkt)
+    }
+
+    pub(super) fn on_tx_done(&mut self, p: PortId) {
+        let pkt = self.net.ports[p.idx()].end_tx();
+        if pkt.charge != Charge::None {
+            self.switch_departed(p, &pkt);
+        }
+        if !self.net.port_up[p.idx()] {
+            self.drop(pkt, DropReason::LinkDown, p);
+        } else {
+            self.net.ports[p.idx()].count_tx(&pkt);
+            if let Some(at) = self.net.links[p.idx()].send(&mut self.net.pool, self.now, pkt) {
+                self.schedule(at, Event::Arrive(p));
+            }
+        }
+        self.start_tx(p);
+    }
+
+    /// `pkt` left switch egress `out`: its cells are free; its ingress PG may now resume.
+    fn switch_departed(&mut self, out: PortId, pkt: &Packet) {
+        let node = self.net.port_node[out.idx()];
+        let Role::Switch(s) = self.net.roles[node.idx()] else {
+            return;
+        };
+        let range = self.net.node_ports[node.idx()].clone();
+        let ports = &self.net.ports[range.start as usize..range.end as usize];
+        if self.switches[s.idx()].departed(out, pkt, ports) {
+            self.xon(pkt.in_port, pkt.prio);
+        }
+    }
+
+    pub(super) fn on_arrive(&mut self, p: PortId) {
+        let Some((pkt, next)) = self.net.links[p.idx()].arrive(&mut self.net.pool, self.now) else {
+            return;
+        };
+        if let Some(at) = next {
+            self.schedule(at, Event::Arrive(p));
+        }
+        self.totals.packet_hops += 1;
+        let q = self.net.peer[p.idx()];
+        let loss = self.net.links[p.idx()].loss_of(pkt.frame);
+        if loss > 0.0 && self.loss_rng.random_bool(loss) {
+            self.net.ports[q.idx()].counters.drops_link_error += 1;
+            self.drop(pkt, DropReason::LinkError, q);
+            return;
+        }
+        self.mirror(q, false, &pkt);
+        if pkt.kind == Kind::Pause {
+            self.totals.delivered_packets += 1;
+            self.totals.delivered_bytes += pkt.frame as u64;
+            self.on_pause_frame(q, &pkt);
+            return;
+        }
+        let node = self.net.port_node[q.idx()];
+        match self.net.roles[node.idx()] {
+            Role::Host(h) if pkt.dst == h => self.host_receive(q, h, pkt),
+            Role::Host(_) => self.forward_at_host(node, pkt),
+            Role::Switch(s) => self.switch_receive(s, node, q, pkt),
+        }
+    }
+
+    /// A switchless ring: a host relays a packet that is not its own.
+    fn forward_at_host(&mut self, node: NodeId, pkt: Packet) {
+        let Some(out) = self.net.router.ecmp(node, pkt.flow, pkt.dst, pkt.entropy) else {
+            self.drop(pkt, DropReason::NoRoute, PortId::NONE);
+            return;
+        };
+        self.net.ports[out.idx()].enqueue(&mut self.net.pool, pkt);
+        self.start_tx(out);
+    }
+
+    /// Switch `s` (node `node`) took a frame in on `in_port`: it decides; the run accounts the
+    /// trim or drop, asserts PFC and starts the egress.
+    fn switch_receive(&mut self, s: SwitchId, node: NodeId, in_port: PortId, mut pkt: Packet) {
+        let range = self.net.node_ports[node.idx()].clone();
+        let a = self.switches[s.idx()].receive(
+            &self.variant.switch,
+            self.now,
+            in_port,
+            &mut pkt,
+            &mut self.net.ports[range.start as usize..range.end as usize],
+            &mut self.net.pool,
+            &mut self.net.router,
+            &mut self.wred_rng,
+        );
+        if let Some((out, cut)) = a.trimmed {
+            self.totals.trimmed += 1;
+            self.totals.trimmed_bytes += cut as u64;
+            self.log(out, &pkt, "trim", "queue over the trim threshold or full");
+        }
+        match a.verdict {
+            Verdict::Dropped { reason, at, adequate } => {
+                if adequate {
+                    self.totals.lossless_drops_adequate += 1;
+                }
+                self.drop(pkt, reason, at);
+            }
+            Verdict::Queued { out, xoff, marked } => {
+                if marked {
+                    self.totals.ecn_marked += 1;
+                }
+                if xoff {
+                    self.xoff(in_port, pkt.prio);
+                }
+                self.start_tx(out);
+            }
+        }
+    }
+
+    /// A fault changes the cable between two nodes.
+    pub(super) fn on_fault(&mut self, i: usize) {
+        use crate::fault::Action;
+        let f = self.faults[i];
+        let Some(p) = self.net.port_between(f.a, f.b, 0) else {
+            return;
+        };
+        let q = self.net.peer[p.idx()];
+        match f.action {
+            Action::Down | Action::Up => {
+                let up = f.action == Action::Up;
+                self.net.port_up[p.idx()] = up;
+                self.net.port_up[q.idx()] = up;
+                if !up {
+                    for end in [p, q] {
+                        for pkt in self.net.links[end.idx()].cut(&mut self.net.pool) {
+                            self.drop(pkt, DropReason::LinkDown, end);
+                        }
+                    }
+                }
+                self.schedule(self.now + self.variant.switch.failover, Event::Reroute);
+                self.start_tx(p);
+                self.start_tx(q);
+            }
+            Action::Rate(r) => {
+                self.net.ports[p.idx()].rate = r;
+                self.net.ports[q.idx()].rate = r;
+            }
+        }
+    }
+}

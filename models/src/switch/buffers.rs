@@ -1,0 +1,75 @@
+//! The buffers of every switch of a fabric, laid out for a variant: each switch's MMU with the
+//! PFC headroom of each of its ports, computed from the cable (or fixed by the profile or the
+//! scenario), and whether that headroom covers what the cable can deliver after XOFF.
+
+use super::config::SwitchConfig;
+use super::mmu;
+use crate::error::FieldError;
+
+/// One switch's buffer as a run starts.
+#[derive(Debug, Clone)]
+pub struct SwitchLayout {
+    pub mmu: mmu::Mmu,
+    /// Per local port: the lossless headroom covers what the cable can deliver after XOFF
+    /// (always true when headroom is computed).
+    pub headroom_adequate: Vec<bool>,
+}
+
+/// The buffers of every switch in a topology, in switch order, laid out for a variant.
+pub type SwitchBuffers = Vec<SwitchLayout>;
+
+/// Lay out every switch's MMU. Ports are numbered per node in the order the topology lists
+/// its links, as [`crate::network::Network::build`] numbers them.
+pub fn build_buffers(
+    t: &crate::topology::Topology,
+    sw: &SwitchConfig,
+    pfc: &crate::pfc::PfcConfig,
+    max_frame: u32,
+) -> Result<SwitchBuffers, FieldError> {
+    use crate::pfc::PfcConfig;
+    use crate::topology::NodeKind;
+    let lossless = pfc.mask();
+    let mut per_node: Vec<Vec<(sim_core::BitRate, sim_core::Duration)>> = vec![Vec::new(); t.nodes.len()];
+    for l in &t.links {
+        per_node[l.a.idx()].push((l.rate, l.delay));
+        per_node[l.b.idx()].push((l.rate, l.delay));
+    }
+    let params = sw.mmu_params(lossless, pfc.xoff.map(|b| b.0), pfc.xon_offset.0);
+    let mut out = SwitchBuffers::new();
+    for (n, spec) in t.nodes.iter().enumerate() {
+        if spec.kind != NodeKind::Switch {
+            continue;
+        }
+        let (mut headroom, mut adequate) = (Vec::new(), Vec::new());
+        for &(rate, delay) in &per_node[n] {
+            // Frames spend the pipeline latency inside this switch before it can count them
+            // (and a pause to a switch peer as long inside it): the cable looks that much longer.
+            let delay = delay + sw.latency;
+            let needed =
+                PfcConfig::headroom_needed(rate, delay, max_frame, pfc.response_time(rate), params.cell);
+            let h = if lossless.is_empty() {
+                0
+            } else {
+                pfc.headroom
+                    .map(|b| b.0)
+                    .or(sw.profile_headroom())
+                    .unwrap_or(needed)
+            };
+            headroom.push(h);
+            adequate.push(h >= needed);
+        }
+        let mmu = mmu::Mmu::new(&params, &headroom).map_err(|e| {
+            let key = if pfc.headroom.is_some() {
+                "pfc.headroom"
+            } else {
+                "switch.buffer"
+            };
+            FieldError::new(key, format!("switch {}: {e}", spec.name))
+        })?;
+        out.push(SwitchLayout {
+            mmu,
+            headroom_adequate: adequate,
+        });
+    }
+    Ok(out)
+}

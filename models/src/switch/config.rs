@@ -1,0 +1,241 @@
+//! `[switch]`: the switch model's configuration as written, its checks, and the MMU
+//! parameters it resolves to (an ASIC profile with per-key overrides).
+
+use super::asic::Asic;
+use super::ecn::EcnConfig;
+use super::mmu::MmuParams;
+use super::trim;
+use crate::error::FieldError;
+use crate::prio::PrioMask;
+use crate::routing::Routing;
+use serde::Deserialize;
+use sim_core::Bytes;
+
+/// `[switch]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchConfig {
+    /// Buffer architecture profile.
+    #[serde(default)]
+    pub asic: Asic,
+    /// Total buffer (overrides the profile).
+    #[serde(default)]
+    pub buffer: Option<Bytes>,
+    /// Cell size (overrides the profile).
+    #[serde(default)]
+    pub cell: Option<Bytes>,
+    /// Independent buffer slices (overrides the profile).
+    #[serde(default)]
+    pub slices: Option<u32>,
+    /// Lossless PG dynamic threshold as SAI log2(alpha) (overrides the profile).
+    #[serde(default)]
+    pub pg_alpha: Option<i8>,
+    /// Lossy queue dynamic threshold as SAI log2(alpha) (overrides the profile).
+    #[serde(default)]
+    pub queue_alpha: Option<i8>,
+    /// Reserved minimum per lossless priority group.
+    #[serde(default)]
+    pub pg_min: Bytes,
+    /// Reserved minimum per lossy egress queue.
+    #[serde(default)]
+    pub queue_min: Bytes,
+    /// WRED-ECN marking on egress queues (off when absent).
+    #[serde(default)]
+    pub ecn: Option<EcnConfig>,
+    /// Packet trimming (off when absent: full queues drop).
+    #[serde(default)]
+    pub trim: Option<trim::TrimConfig>,
+    /// How a switch picks among equal-cost next hops.
+    #[serde(default)]
+    pub routing: Routing,
+    /// Ports per switch (overrides the profile's most ports, to model a bigger chassis).
+    #[serde(default)]
+    pub ports: Option<u32>,
+    /// Pipeline latency of a switch (store-and-forward forwarding delay), added to every
+    /// frame it receives.
+    #[serde(default)]
+    pub latency: sim_core::Duration,
+    /// Time for routing to converge after a cable fails or is repaired.
+    #[serde(default = "default_failover")]
+    pub failover: sim_core::Duration,
+}
+
+/// 100 us: an ASIC's fast ECMP failover rather than a routing protocol's seconds.
+fn default_failover() -> sim_core::Duration {
+    sim_core::Duration::from_us(100)
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            asic: Asic::default(),
+            buffer: None,
+            cell: None,
+            slices: None,
+            pg_alpha: None,
+            queue_alpha: None,
+            pg_min: Bytes(0),
+            queue_min: Bytes(0),
+            ecn: None,
+            trim: None,
+            routing: Routing::default(),
+            ports: None,
+            latency: sim_core::Duration::ZERO,
+            failover: default_failover(),
+        }
+    }
+}
+
+fn alpha(log2: i8) -> f64 {
+    // SAI: values <= -8 mean 0, >= 7 mean infinity (mlnx_sai_buffer.c bounds).
+    match log2 {
+        ..=-8 => 0.0,
+        7.. => f64::INFINITY,
+        k => 2f64.powi(k as i32),
+    }
+}
+
+impl SwitchConfig {
+    pub fn validate(&self) -> Result<(), FieldError> {
+        let p = self.asic.profile();
+        if self.buffer.is_some_and(|b| b.0 < 4096) {
+            return Err(FieldError::new("switch.buffer", "must be at least 4KiB"));
+        }
+        if let Some(c) = self.cell {
+            if c.0 == 0 || c.0 > 16_384 {
+                return Err(FieldError::new(
+                    "switch.cell",
+                    format!("must be between 1B and 16KiB, got {c}"),
+                ));
+            }
+        }
+        if self.slices == Some(0) {
+            return Err(FieldError::new("switch.slices", "must be at least 1"));
+        }
+        let buffer = self.buffer.map_or(p.buffer, |b| b.0);
+        if self.pg_min.0 * 8 > buffer || self.queue_min.0 * 8 > buffer {
+            return Err(FieldError::new(
+                "switch.queue_min",
+                "reserved minimums exceed the buffer",
+            ));
+        }
+        if let Some(t) = &self.trim {
+            t.validate()?;
+            if let Some(th) = t.threshold.filter(|th| th.0 > buffer) {
+                return Err(FieldError::new(
+                    "switch.trim.threshold",
+                    format!("{th} is above the buffer ({buffer} B): a queue never gets that long"),
+                ));
+            }
+        }
+        if self.ports == Some(0) {
+            return Err(FieldError::new("switch.ports", "must be at least 1"));
+        }
+        if let Some(e) = &self.ecn {
+            e.validate("switch.ecn")?;
+            if e.kmin.0 > buffer {
+                return Err(FieldError::new(
+                    "switch.ecn.kmin",
+                    format!("kmin {} is above the buffer ({buffer} B)", e.kmin),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that need the fabric: no switch has more cables than the ASIC has ports, and a
+    /// static PFC XOFF threshold fits the buffer.
+    pub fn validate_fabric(
+        &self,
+        topo: &crate::topology::Topology,
+        pfc: &crate::pfc::PfcConfig,
+    ) -> Result<(), FieldError> {
+        let buffer = self.buffer.map_or(self.asic.profile().buffer, |b| b.0);
+        if let Some(x) = pfc.xoff.filter(|x| !pfc.priorities.is_empty() && x.0 > buffer) {
+            return Err(FieldError::new(
+                "pfc.xoff",
+                format!("{x} is above the switch buffer ({buffer} B): no XOFF would ever be sent"),
+            ));
+        }
+        let most = self.ports.unwrap_or(self.asic.profile().ports);
+        let mut cables = vec![0u32; topo.nodes.len()];
+        for l in &topo.links {
+            cables[l.a.idx()] += 1;
+            cables[l.b.idx()] += 1;
+        }
+        let crowded = topo
+            .nodes
+            .iter()
+            .zip(&cables)
+            .find(|(n, c)| n.kind == crate::topology::NodeKind::Switch && **c > most);
+        if let Some((n, c)) = crowded {
+            let key = if self.ports.is_some() {
+                "switch.ports"
+            } else {
+                "switch.asic"
+            };
+            return Err(FieldError::new(
+                key,
+                format!(
+                    "switch {} has {c} cables, more than the {most} ports of this switch; pick a larger ASIC, set switch.ports for a bigger chassis, or use fewer hosts per switch",
+                    n.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// MMU parameters with the profile's defaults filled in.
+    pub fn mmu_params(&self, lossless: PrioMask, xoff: Option<u64>, xon_offset: u64) -> MmuParams {
+        let p = self.asic.profile();
+        MmuParams {
+            buffer: self.buffer.map_or(p.buffer, |b| b.0),
+            cell: self.cell.map_or(p.cell, |c| c.0 as u32),
+            slices: self.slices.unwrap_or(p.slices),
+            pg_alpha: alpha(self.pg_alpha.unwrap_or(p.pg_alpha_log2)),
+            queue_alpha: alpha(self.queue_alpha.unwrap_or(p.queue_alpha_log2)),
+            pg_min: self.pg_min.0,
+            queue_min: self.queue_min.0,
+            lossless,
+            xoff,
+            xon_offset,
+        }
+    }
+
+    /// Headroom per lossless PG fixed by the profile, if it fixes one.
+    pub fn profile_headroom(&self) -> Option<u64> {
+        self.asic.profile().headroom
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prio::PrioMask;
+
+    #[test]
+    fn sai_alpha_encoding() {
+        assert_eq!(alpha(-3), 0.125);
+        assert_eq!(alpha(0), 1.0);
+        assert_eq!(alpha(3), 8.0);
+        assert_eq!(alpha(-8), 0.0);
+        assert!(alpha(7).is_infinite());
+    }
+
+    #[test]
+    fn profiles_are_overridable() {
+        let c = SwitchConfig {
+            asic: Asic::Spectrum2,
+            buffer: Some(Bytes(1_000_000)),
+            ..Default::default()
+        };
+        let m = c.mmu_params(PrioMask::EMPTY, None, 0);
+        assert_eq!((m.buffer, m.cell), (1_000_000, 144));
+        let t = SwitchConfig {
+            asic: Asic::Tomahawk,
+            ..Default::default()
+        }
+        .mmu_params(PrioMask::EMPTY, None, 0);
+        assert_eq!((t.buffer, t.slices), (16_000_000, 4));
+    }
+}

@@ -1,0 +1,342 @@
+//! One switch alone: frames handed to [`Switch::receive`] on a four-host star, with expected
+//! values from the configured sizes (cells, thresholds, headroom).
+
+use super::*;
+use crate::ids::FlowId;
+use crate::network::Network;
+use crate::packet::{Charge, UET_DATA_HEADERS, flags, roce_data_frame, uet_data_frame};
+use crate::pfc::PfcConfig;
+use crate::routing::Routing;
+use crate::topology::Topology;
+use ecn::EcnConfig;
+use sim_core::{Bytes, RngStreams};
+use trim::TrimConfig;
+
+const MTU: u32 = 1024;
+
+struct Bench {
+    sw: Switch,
+    net: Network,
+    cfg: SwitchConfig,
+    rng: SimRng,
+    now: Time,
+}
+
+/// A star of four hosts (h0..h3 on sw0), the switch configured by `cfg` and `pfc`.
+fn bench(cfg: SwitchConfig, pfc: PfcConfig) -> Bench {
+    let topo = Topology::test_star(4);
+    let net = Network::build(&topo, Routing::Ecmp, &RngStreams::new(1));
+    let layout = build_buffers(&topo, &cfg, &pfc, roce_data_frame(MTU)).unwrap();
+    let node = net.switch_node[0];
+    let edge = net
+        .ports_of(node)
+        .map(
+            |p| match net.roles[net.port_node[net.peer[p.idx()].idx()].idx()] {
+                crate::network::Role::Host(h) => h,
+                crate::network::Role::Switch(_) => HostId::NONE,
+            },
+        )
+        .collect();
+    let first = PortId(net.node_ports[node.idx()].start);
+    Bench {
+        sw: Switch::new(SwitchId(0), node, first, &layout[0], edge),
+        net,
+        cfg,
+        rng: RngStreams::new(1).stream("wred", 0),
+        now: Time::ZERO,
+    }
+}
+
+impl Bench {
+    /// The switch's port cabled to host `h`.
+    fn port_to(&self, h: u32) -> PortId {
+        self.net
+            .port_between(self.sw.node, self.net.host_node[h as usize], 0)
+            .unwrap()
+    }
+
+    fn receive(&mut self, from: u32, pkt: &mut Packet) -> Arrival {
+        let range = self.net.node_ports[self.sw.node.idx()].clone();
+        let in_port = self.port_to(from);
+        self.sw.receive(
+            &self.cfg,
+            self.now,
+            in_port,
+            pkt,
+            &mut self.net.ports[range.start as usize..range.end as usize],
+            &mut self.net.pool,
+            &mut self.net.router,
+            &mut self.rng,
+        )
+    }
+
+    fn ports(&self) -> &[crate::port::Port] {
+        let r = self.net.node_ports[self.sw.node.idx()].clone();
+        &self.net.ports[r.start as usize..r.end as usize]
+    }
+}
+
+/// A RoCEv2 data frame of `payload` bytes to `dst` at `prio`, ECN-capable.
+fn roce(dst: u32, prio: u8, payload: u32) -> Packet {
+    let frame = roce_data_frame(payload) as u16;
+    Packet::data(
+        FlowId(dst),
+        HostId(dst),
+        0,
+        payload as u16,
+        frame,
+        0xc000,
+        prio,
+        flags::ECT,
+        Time::ZERO,
+    )
+}
+
+/// A trimmable UET data frame of a full MTU to `dst`.
+fn uet(dst: u32) -> Packet {
+    let frame = uet_data_frame(MTU) as u16;
+    let fl = flags::ECT | flags::TRIMMABLE;
+    Packet::data(
+        FlowId(dst),
+        HostId(dst),
+        0,
+        MTU as u16,
+        frame,
+        0xc000,
+        3,
+        fl,
+        Time::ZERO,
+    )
+}
+
+fn small_buffer(bytes: u64) -> SwitchConfig {
+    SwitchConfig {
+        buffer: Some(Bytes(bytes)),
+        ..SwitchConfig::default()
+    }
+}
+
+#[test]
+fn a_frame_is_routed_to_its_destination_admitted_and_queued() {
+    let mut b = bench(SwitchConfig::default(), PfcConfig::default());
+    let mut p = roce(2, 0, MTU);
+    let a = b.receive(1, &mut p);
+    let out = b.port_to(2);
+    assert_eq!(
+        a,
+        Arrival {
+            verdict: Verdict::Queued {
+                out,
+                xoff: false,
+                marked: false
+            },
+            trimmed: None
+        }
+    );
+    assert_eq!(p.in_port, b.port_to(1));
+    assert_ne!(p.charge, Charge::None);
+    assert_eq!(b.net.ports[out.idx()].queued_bytes(0), p.frame as u64);
+}
+
+#[test]
+fn a_destination_without_a_working_cable_is_no_route() {
+    let mut b = bench(SwitchConfig::default(), PfcConfig::default());
+    let to2 = b.port_to(2);
+    let back = b.net.peer[to2.idx()];
+    (b.net.port_up[to2.idx()], b.net.port_up[back.idx()]) = (false, false);
+    b.net.reroute();
+    let a = b.receive(1, &mut roce(2, 0, MTU));
+    let verdict = Verdict::Dropped {
+        reason: DropReason::NoRoute,
+        at: b.port_to(1),
+        adequate: false,
+    };
+    assert_eq!(a.verdict, verdict);
+}
+
+#[test]
+fn one_congested_lossy_queue_fills_alpha_over_one_plus_alpha_of_the_buffer_then_drops() {
+    // Trident 3: 256 B cells, lossy alpha 2^3. One queue is admitted while its cells are under
+    // alpha x (free cells): it stops at alpha S / (1 + alpha) of the S shared cells.
+    let buffer = 100_000u64;
+    let mut b = bench(small_buffer(buffer), PfcConfig::default());
+    let (cell, alpha) = (256u64, 8.0);
+    let shared = buffer.div_ceil(cell) as f64;
+    let frame = roce_data_frame(MTU) as u64;
+    let per_frame = frame.div_ceil(cell) as f64;
+    let expected = (alpha * shared / (1.0 + alpha) / per_frame).ceil() as usize;
+    let out = b.port_to(0);
+    let mut admitted = 0;
+    let verdict = loop {
+        let a = b.receive(1, &mut roce(0, 0, MTU));
+        match a.verdict {
+            Verdict::Queued { .. } => admitted += 1,
+            v => break v,
+        }
+    };
+    assert_eq!(admitted, expected);
+    let reason = DropReason::LossyBufferFull;
+    let drop = Verdict::Dropped {
+        reason,
+        at: out,
+        adequate: false,
+    };
+    assert_eq!(verdict, drop);
+    assert_eq!(b.net.ports[out.idx()].counters.drops_lossy, 1);
+}
+
+#[test]
+fn a_trimmable_frame_over_the_trim_threshold_keeps_its_headers_at_the_trim_priority() {
+    let cfg = SwitchConfig {
+        trim: Some(TrimConfig {
+            threshold: Some(Bytes(1)),
+            size: None,
+            priority: 7,
+        }),
+        ..SwitchConfig::default()
+    };
+    let mut b = bench(cfg, PfcConfig::default());
+    let out = b.port_to(0);
+    let whole = b.receive(1, &mut uet(0));
+    assert_eq!(whole.trimmed, None, "an empty queue takes it whole");
+    let mut p = uet(0);
+    let a = b.receive(2, &mut p);
+    let cut = uet_data_frame(MTU) - UET_DATA_HEADERS;
+    assert_eq!(a.trimmed, Some((out, cut)));
+    assert!(matches!(a.verdict, Verdict::Queued { out: o, .. } if o == out));
+    assert_eq!((p.frame as u32, p.payload, p.prio), (UET_DATA_HEADERS, 0, 7));
+    assert!(
+        p.has(flags::TRIMMED) && p.has(flags::LAST_HOP),
+        "h0 is cabled to this egress"
+    );
+    assert_eq!(b.net.ports[out.idx()].queued_bytes(7), UET_DATA_HEADERS as u64);
+    assert_eq!(b.net.ports[out.idx()].counters.trimmed, 1);
+    let mut roce_frame = roce(0, 3, MTU);
+    assert_eq!(
+        b.receive(2, &mut roce_frame).trimmed,
+        None,
+        "RoCEv2 frames are never trimmed"
+    );
+}
+
+#[test]
+fn wred_marks_ect_frames_over_kmax_on_enqueue_or_dequeue() {
+    let ecn = |mark_at| EcnConfig {
+        kmin: Bytes(0),
+        kmax: Bytes(1),
+        pmax: 1.0,
+        mark_at,
+    };
+    let cfg = SwitchConfig {
+        ecn: Some(ecn(MarkAt::Enqueue)),
+        ..SwitchConfig::default()
+    };
+    let mut b = bench(cfg, PfcConfig::default());
+    let out = b.port_to(0);
+    let first = b.receive(1, &mut roce(0, 0, MTU));
+    assert!(
+        matches!(first.verdict, Verdict::Queued { marked: false, .. }),
+        "empty queue: below kmin"
+    );
+    let mut second = roce(0, 0, MTU);
+    let a = b.receive(2, &mut second);
+    assert!(matches!(a.verdict, Verdict::Queued { marked: true, .. }));
+    assert!(second.has(flags::CE));
+    assert_eq!(b.net.ports[out.idx()].counters.ecn_marked, 1);
+
+    let cfg = SwitchConfig {
+        ecn: Some(ecn(MarkAt::Dequeue)),
+        ..SwitchConfig::default()
+    };
+    let mut b = bench(cfg, PfcConfig::default());
+    b.receive(1, &mut roce(0, 0, MTU));
+    b.receive(2, &mut roce(0, 0, MTU));
+    let port = &mut b.net.ports[out.idx()];
+    let mut head = port.dequeue(&mut b.net.pool, Time::ZERO).unwrap();
+    assert!(
+        b.sw.dequeued(&b.cfg, port, &mut head, &mut b.rng),
+        "one frame still queued behind it"
+    );
+    let mut last = port.dequeue(&mut b.net.pool, Time::ZERO).unwrap();
+    assert!(
+        !b.sw.dequeued(&b.cfg, port, &mut last, &mut b.rng),
+        "the queue is empty now"
+    );
+    assert_eq!(port.counters.ecn_marked, 1);
+}
+
+#[test]
+fn a_lossless_pg_asks_for_xoff_at_its_threshold_spills_into_headroom_then_drops() {
+    // Static XOFF X on the PG's shared cells, headroom H: ceil(X / c) frames go to the shared
+    // pool, the one that reaches X asks for XOFF, floor(H / c) more fit the headroom, and the
+    // next is dropped at the ingress, headroom exceeded (H is set below what the cable needs).
+    let (x, h) = (10_000u64, 8_192u64);
+    let pfc = PfcConfig {
+        priorities: vec![3],
+        xoff: Some(Bytes(x)),
+        headroom: Some(Bytes(h)),
+        ..PfcConfig::default()
+    };
+    let mut b = bench(SwitchConfig::default(), pfc);
+    let cell = 256u64;
+    let c = (roce_data_frame(MTU) as u64).div_ceil(cell);
+    let (to_shared, to_headroom) = (x.div_ceil(cell).div_ceil(c), h.div_ceil(cell) / c);
+    let in_port = b.port_to(1);
+    let mut verdicts = Vec::new();
+    loop {
+        let a = b.receive(1, &mut roce(0, 3, MTU));
+        if let Verdict::Queued { xoff: true, .. } = a.verdict {
+            b.net.ports[in_port.idx()].xoff.enter(b.now, 3);
+        }
+        let dropped = matches!(a.verdict, Verdict::Dropped { .. });
+        verdicts.push(a.verdict);
+        if dropped {
+            break;
+        }
+    }
+    let xoff_at = verdicts
+        .iter()
+        .position(|v| matches!(v, Verdict::Queued { xoff: true, .. }));
+    assert_eq!(xoff_at, Some(to_shared as usize - 1), "the frame that reaches X");
+    assert_eq!(verdicts.len() as u64, to_shared + to_headroom + 1);
+    let reason = DropReason::HeadroomExceeded;
+    let drop = Verdict::Dropped {
+        reason,
+        at: in_port,
+        adequate: false,
+    };
+    assert_eq!(verdicts.last(), Some(&drop));
+    assert_eq!(b.net.ports[in_port.idx()].counters.drops_headroom, 1);
+}
+
+#[test]
+fn a_paused_pg_resumes_once_its_headroom_is_empty_and_shared_use_is_under_xon() {
+    // Frames leave the egress in arrival order, so the PG's headroom frames leave last: XON
+    // comes with the departure that empties the headroom (shared use is 0 by then).
+    let pfc = PfcConfig {
+        priorities: vec![3],
+        xoff: Some(Bytes(10_000)),
+        headroom: Some(Bytes(100_000)),
+        xon_offset: Bytes(0),
+        ..PfcConfig::default()
+    };
+    let mut b = bench(SwitchConfig::default(), pfc);
+    let (in_port, out) = (b.port_to(1), b.port_to(0));
+    let n = 12;
+    for _ in 0..n {
+        let a = b.receive(1, &mut roce(0, 3, MTU));
+        if let Verdict::Queued { xoff: true, .. } = a.verdict {
+            b.net.ports[in_port.idx()].xoff.enter(b.now, 3);
+        }
+    }
+    let mut xon = Vec::new();
+    for _ in 0..n {
+        let pkt = b.net.ports[out.idx()].dequeue(&mut b.net.pool, b.now).unwrap();
+        let range = b.net.node_ports[b.sw.node.idx()].clone();
+        let ports = &b.net.ports[range.start as usize..range.end as usize];
+        xon.push(b.sw.departed(out, &pkt, ports));
+    }
+    assert_eq!(xon.iter().position(|&x| x), Some(n - 1));
+    assert!(b.sw.may_resume(in_port, 3) && b.sw.mmu.is_empty());
+    assert_eq!(b.ports().len(), 4);
+}
