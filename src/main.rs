@@ -13,7 +13,6 @@ mod output;
 mod plots;
 mod run;
 mod sweep;
-mod sweep_plots;
 mod telemetry;
 
 use clap::{Parser, Subcommand};

@@ -174,7 +174,16 @@ fn lines(
 
 /// Every plot of one run.
 pub fn all(dir: &Path, title: &str, data: &[VariantData]) -> Result<()> {
-    // FCT slowdown CDF.
+    fct_cdf(dir, title, data)?;
+    fct_by_size(dir, title, data)?;
+    throughput(dir, title, data)?;
+    queues(dir, title, data)?;
+    ecn(dir, title, data)?;
+    pauses(&dir.join("pauses.png"), title, data)
+}
+
+/// The FCT slowdown CDF, a line per variant.
+fn fct_cdf(dir: &Path, title: &str, data: &[VariantData]) -> Result<()> {
     let cdf: Vec<(String, Vec<(f64, f64)>)> = data
         .iter()
         .map(|d| {
@@ -198,9 +207,11 @@ pub fn all(dir: &Path, title: &str, data: &[VariantData]) -> Result<()> {
         &cdf,
         true,
         false,
-    )?;
+    )
+}
 
-    // FCT p50 and p99 by flow size (power-of-two bins).
+/// FCT p50 and p99 by flow size (power-of-two bins).
+fn fct_by_size(dir: &Path, title: &str, data: &[VariantData]) -> Result<()> {
     let mut by_size = Vec::new();
     for d in data {
         let mut bins: std::collections::BTreeMap<u32, Vec<f64>> = Default::default();
@@ -230,8 +241,11 @@ pub fn all(dir: &Path, title: &str, data: &[VariantData]) -> Result<()> {
         true,
         true,
     )?;
+    Ok(())
+}
 
-    // Goodput over time.
+/// Goodput over time.
+fn throughput(dir: &Path, title: &str, data: &[VariantData]) -> Result<()> {
     let tput: Vec<(String, Vec<(f64, f64)>)> = data
         .iter()
         .map(|d| {
@@ -254,9 +268,11 @@ pub fn all(dir: &Path, title: &str, data: &[VariantData]) -> Result<()> {
         &tput,
         false,
         false,
-    )?;
+    )
+}
 
-    // Queue depth of each variant's three hottest sampled ports.
+/// Queue depth of each variant's three hottest sampled ports.
+fn queues(dir: &Path, title: &str, data: &[VariantData]) -> Result<()> {
     let mut queues = Vec::new();
     for d in data {
         let s = d.sampler;
@@ -287,9 +303,11 @@ pub fn all(dir: &Path, title: &str, data: &[VariantData]) -> Result<()> {
         &queues,
         false,
         false,
-    )?;
+    )
+}
 
-    // ECN marks and CNPs, cumulative.
+/// ECN marks and CNPs, cumulative.
+fn ecn(dir: &Path, title: &str, data: &[VariantData]) -> Result<()> {
     let mut ecn = Vec::new();
     for d in data {
         let s = d.sampler;
@@ -315,9 +333,7 @@ pub fn all(dir: &Path, title: &str, data: &[VariantData]) -> Result<()> {
         &ecn,
         false,
         false,
-    )?;
-
-    pauses(&dir.join("pauses.png"), title, data)
+    )
 }
 
 /// The PFC pause timeline: one row per (variant, port, priority) that sent XOFF, a bar from

@@ -95,64 +95,8 @@ pub fn resolve(caps: &[CaptureConfig], t: &Topology) -> Result<Vec<CaptureSpec>,
     let mut out: Vec<CaptureSpec> = Vec::new();
     for (i, c) in caps.iter().enumerate() {
         let key = |k: &str| format!("capture[{i}].{k}");
-        let node = |k: &str, name: &str| t.node_named(key(k), name);
-        let n = node("node", &c.node)?;
-        let is_host = matches!(t.nodes[n.idx()].kind, crate::topology::NodeKind::Host);
-        let peer = match &c.peer {
-            Some(p) => Some(node("peer", p)?),
-            None if is_host => {
-                // A host with several cables (a ring) must say which port is mirrored.
-                let peers: Vec<&str> = t
-                    .links
-                    .iter()
-                    .filter_map(|l| match (l.a == n, l.b == n) {
-                        (true, _) => Some(t.nodes[l.b.idx()].name.as_str()),
-                        (_, true) => Some(t.nodes[l.a.idx()].name.as_str()),
-                        _ => None,
-                    })
-                    .collect();
-                if peers.len() > 1 {
-                    return Err(FieldError::new(
-                        key("peer"),
-                        format!(
-                            "{} has {} ports: name the neighbour the mirrored one is cabled to (one of {})",
-                            c.node,
-                            peers.len(),
-                            peers.join(", ")
-                        ),
-                    ));
-                }
-                None
-            }
-            None => {
-                return Err(FieldError::new(
-                    key("peer"),
-                    format!(
-                        "{} is a switch: name the neighbour its mirrored port is cabled to",
-                        c.node
-                    ),
-                ));
-            }
-        };
-        if let Some(p) = peer {
-            let n_cables = t.cables_between(n, p);
-            if n_cables == 0 {
-                return Err(FieldError::new(
-                    key("peer"),
-                    format!("no cable joins {} and {}", c.node, t.nodes[p.idx()].name),
-                ));
-            }
-            if c.cable >= n_cables {
-                return Err(FieldError::new(
-                    key("cable"),
-                    format!(
-                        "{} and {} are joined by {n_cables} cable(s); cable is 0-based",
-                        c.node,
-                        t.nodes[p.idx()].name
-                    ),
-                ));
-            }
-        }
+        let n = t.node_named(key("node"), &c.node)?;
+        let peer = peer(c, n, t, &key)?;
         let start = Time::ZERO + c.start.unwrap_or(Duration::ZERO);
         let stop = c.stop.map_or(Time(u64::MAX), |s| Time::ZERO + s);
         if stop <= start {
@@ -164,24 +108,7 @@ pub fn resolve(caps: &[CaptureConfig], t: &Topology) -> Result<Vec<CaptureSpec>,
                 format!("{} is too short for any header; expected at least 64", c.snaplen),
             ));
         }
-        let kinds = match &c.kinds {
-            None => 0xff,
-            Some(list) => {
-                let mut m = 0u8;
-                for k in list {
-                    let (_, kind) = KINDS.iter().find(|(n, _)| n == k).ok_or_else(|| {
-                        FieldError::new(
-                            key("kinds"),
-                            format!(
-                                "unknown kind \"{k}\"; expected some of data, ack, nak, cnp, pause, credit"
-                            ),
-                        )
-                    })?;
-                    m |= 1 << *kind as u8;
-                }
-                m
-            }
-        };
+        let kinds = kinds(c, &key)?;
         let name = c.name.clone().unwrap_or_else(|| match &c.peer {
             Some(p) if c.cable > 0 => format!("{}-{p}#{}", c.node, c.cable + 1),
             Some(p) => format!("{}-{p}", c.node),
@@ -218,6 +145,89 @@ pub fn resolve(caps: &[CaptureConfig], t: &Topology) -> Result<Vec<CaptureSpec>,
         });
     }
     Ok(out)
+}
+
+/// The neighbour whose cable the mirrored port of node `n` leads to: required for a switch
+/// and for a host with several cables; checked to exist, with the parallel cable named.
+fn peer(
+    c: &CaptureConfig,
+    n: NodeId,
+    t: &Topology,
+    key: &dyn Fn(&str) -> String,
+) -> Result<Option<NodeId>, FieldError> {
+    let is_host = matches!(t.nodes[n.idx()].kind, crate::topology::NodeKind::Host);
+    let peer = match &c.peer {
+        Some(p) => t.node_named(key("peer"), p)?,
+        None if is_host => {
+            // A host with several cables (a ring) must say which port is mirrored.
+            let peers: Vec<&str> = t
+                .links
+                .iter()
+                .filter_map(|l| match (l.a == n, l.b == n) {
+                    (true, _) => Some(t.nodes[l.b.idx()].name.as_str()),
+                    (_, true) => Some(t.nodes[l.a.idx()].name.as_str()),
+                    _ => None,
+                })
+                .collect();
+            if peers.len() > 1 {
+                return Err(FieldError::new(
+                    key("peer"),
+                    format!(
+                        "{} has {} ports: name the neighbour the mirrored one is cabled to (one of {})",
+                        c.node,
+                        peers.len(),
+                        peers.join(", ")
+                    ),
+                ));
+            }
+            return Ok(None);
+        }
+        None => {
+            return Err(FieldError::new(
+                key("peer"),
+                format!(
+                    "{} is a switch: name the neighbour its mirrored port is cabled to",
+                    c.node
+                ),
+            ));
+        }
+    };
+    let n_cables = t.cables_between(n, peer);
+    if n_cables == 0 {
+        return Err(FieldError::new(
+            key("peer"),
+            format!("no cable joins {} and {}", c.node, t.nodes[peer.idx()].name),
+        ));
+    }
+    if c.cable >= n_cables {
+        return Err(FieldError::new(
+            key("cable"),
+            format!(
+                "{} and {} are joined by {n_cables} cable(s); cable is 0-based",
+                c.node,
+                t.nodes[peer.idx()].name
+            ),
+        ));
+    }
+    Ok(Some(peer))
+}
+
+/// The kinds kept, as a bit per [`Kind`] (all when none are named).
+fn kinds(c: &CaptureConfig, key: &dyn Fn(&str) -> String) -> Result<u8, FieldError> {
+    let Some(list) = &c.kinds else {
+        return Ok(0xff);
+    };
+    let mut m = 0u8;
+    for k in list {
+        let (_, kind) = KINDS.iter().find(|(n, _)| n == k).ok_or_else(|| {
+            FieldError::new(
+                key("kinds"),
+                format!("unknown kind \"{k}\"; expected some of data, ack, nak, cnp, pause, credit"),
+            )
+        })?;
+        m |= 1 << *kind as u8;
+    }
+    Ok(m)
 }
 
 /// One captured frame: when, which way, what.

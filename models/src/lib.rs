@@ -1,28 +1,43 @@
 //! # models: the fabric
 //!
-//! Packets, links, ports, switches, NICs, flows, topologies, workloads and the scenario schema,
-//! and the event loop that moves packets between them. Each model is one file and cites the
-//! specification or paper it follows.
+//! Packets, links, ports, switches, NICs and their transports, congestion control, topologies,
+//! workloads and the scenario schema, and the event loop that moves packets between them. Each
+//! model is one file (or one folder of small files) and cites the specification or paper it
+//! follows.
 //!
 //! ## The packet path
 //!
+//! One RoCEv2 data frame through one switch, and its ACK back, file by file and in order:
+//!
 //! ```text
-//!  NIC (flow.rs: packetize, sequence; nic.rs: round-robin pull)
-//!   └─▶ egress Port (port.rs: per-priority FIFOs, strict priority, serialization + 20 B IFG)
-//!        └─▶ Link (link.rs: propagation, 5 ns/m)
-//!             └─▶ switch: route (routing.rs: all shortest paths, ECMP 5-tuple hash, per-switch salt)
-//!                  └─▶ admit (switch.rs: per-port drop-tail buffer) ─▶ egress Port ─▶ ...
-//!                       └─▶ NIC rx (flow.rs: in-order accept, cumulative ACK) ─▶ ACK back to the sender
+//!  sim/host.rs     next_data: the NIC's scheduler (nic/sched.rs) picks a flow, nic/flow.rs
+//!                  builds the packet, nic/roce/mod.rs on_sent paces it (DCQCN, cc/dcqcn.rs)
+//!  sim/wire.rs     start_tx ─▶ port.rs begin_tx (serialize, 20 B preamble + IFG)
+//!                  on_tx_done ─▶ link.rs send (propagate, 5 ns/m) ─▶ on_arrive
+//!  switch/mod.rs   Switch::receive: routing/ (ECMP hash, or adaptive) ─▶ trim.rs (UET only)
+//!                  ─▶ mmu.rs admit (min | shared under alpha x free | headroom) or drop
+//!                  ─▶ ecn.rs (WRED at enqueue) ─▶ queued at the egress port.rs;
+//!                  the ingress PG at XOFF ─▶ sim/pfc.rs sends PAUSE upstream
+//!  sim/wire.rs     start_tx ─▶ Switch::dequeued (WRED at dequeue) ─▶ port ─▶ link ─▶
+//!                  on_tx_done ─▶ Switch::departed (cells back; XON ─▶ sim/pfc.rs)
+//!  sim/host.rs     host_receive (nic/rx.rs buffer and its PFC) ─▶ deliver
+//!  nic/roce/mod.rs on_data: CE ─▶ CNP; go-back-N (nic/roce/qp.rs) ─▶ ACK or NAK
+//!  sim/host.rs     send_control ─▶ the same path back ─▶ nic/roce/mod.rs on_ack / on_cnp
 //! ```
 //!
-//! `sim.rs` holds the one event loop; `network.rs` the arenas (every component in a `Vec`
-//! behind a typed id from `ids.rs`); `report.rs` what a run produced and the invariants it
-//! is checked against; `ideal.rs` the closed-form ideal completion time of each flow.
+//! UET takes the same path with `nic/uet/` (selective ACK, NACK of trimmed packets, RCCC
+//! credits) in place of `nic/roce/`, and its NSCC window (cc/nscc.rs) or credit (cc/rccc.rs)
+//! in place of DCQCN's rate.
 //!
-//! ## Not modelled (yet)
-//! Shared-buffer MMU, PFC, ECN, congestion control and loss recovery (a dropped packet leaves
-//! its flow unfinished, reported with the reason); switch pipeline latency; cut-through
-//! forwarding; link errors.
+//! `sim/mod.rs` holds the one event loop: for each event, the one call that handles it.
+//! `network.rs` holds the arenas (every port and cable in a `Vec` behind a typed id from
+//! `ids.rs`; the frames in one slab, `pool.rs`); `scenario/` loads and validates a scenario
+//! into variants resolved on the fabric; `report/` is what a run produced and the invariants
+//! it is checked against; `ideal.rs` the closed-form ideal completion time of each flow.
+//!
+//! ## Not modelled
+//! See the README's "Not modelled" list: cut-through forwarding, FEC, multi-priority PFC
+//! frames, ROD/RUDI/UUD delivery, and the simplifications each model states.
 
 pub mod capture;
 pub mod cc;

@@ -12,9 +12,11 @@
 //!   same picosecond run in the order they were scheduled (FIFO on ties), which makes runs
 //!   reproducible. The structure (a radix heap) was chosen by measurement; see
 //!   `benches/event_queue.rs` and the README's performance section.
-//! * [`rng`]: seeded random streams. Every component draws from its own stream derived from
-//!   `(scenario seed, stream kind, component index)`, so adding a component or reordering
-//!   draws in one component never perturbs another, and the same seed gives identical results.
+//! * [`rng`]: seeded random streams, each derived from `(scenario seed, stream kind, index)`:
+//!   the same seed gives identical results, and a stream's draws cannot shift another's. The
+//!   simulator gives each workload generator, each switch's ECMP salt and each flow its own
+//!   stream; WRED marking and frame errors each use one stream for the whole fabric (see
+//!   `models::sim`'s build).
 //!
 //! Nothing here is global: a simulation owns its queue and its streams.
 

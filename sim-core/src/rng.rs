@@ -3,8 +3,8 @@
 //! A stream is identified by `(kind, index)`: e.g. `("ecmp-salt", switch 3)` or
 //! `("workload", 0)`. Its generator is Xoshiro256++ (Blackman and Vigna, 2018), a named
 //! algorithm whose output does not change between `rand` releases (unlike `StdRng`), seeded from
-//! a SplitMix64 mix of the scenario seed, a hash of the kind and the index. Components never
-//! share a stream, so the draws of one cannot shift another's.
+//! a SplitMix64 mix of the scenario seed, a hash of the kind and the index. Two streams never
+//! share state, so the draws of one cannot shift another's.
 
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;

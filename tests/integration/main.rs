@@ -14,5 +14,5 @@ mod reliability;
 mod results;
 mod roce;
 mod sweep;
-mod uec;
+mod uet;
 mod workloads;

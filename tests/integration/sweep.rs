@@ -26,7 +26,7 @@ name = "roce"
 pfc.priorities = [3]
 nic.cc = { kind = "dcqcn", preset = "connectx" }
 [[variant]]
-name = "uec"
+name = "uet"
 nic.transport = "uet"
 nic.lb = { kind = "reps" }
 nic.cc = { kind = "nscc" }

@@ -6,8 +6,8 @@
 //! repeat with per-packet entropy).
 
 use super::lb::EvSelector;
-use super::roce::RoceQp;
-use super::uet::UetPdc;
+use super::roce::qp::RoceQp;
+use super::uet::pdc::UetPdc;
 use crate::cc::dcqcn::ReactionPoint;
 use crate::ids::{FlowId, PortId};
 use crate::packet::{Packet, flags, roce_data_frame, uet_data_frame};

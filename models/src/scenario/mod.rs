@@ -7,7 +7,7 @@
 //! file, line and key it came from (or the `--set` argument), never as a panic.
 //!
 //! Variants share the base's topology and traffic: they may change anything else (switch,
-//! NIC, transport, limits), which is how RoCEv2 and UEC are put side by side.
+//! NIC, transport, limits), which is how RoCEv2 and UET are put side by side.
 
 pub mod error;
 pub mod limits;
@@ -152,34 +152,12 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
 
     let base: ScenarioFile = ctx.deserialize(Value::Table(root.clone()), None)?;
     let topology = base.topology.build().map_err(|e| ctx.field(e, None))?;
-    let streams = RngStreams::new(base.seed);
-    let mut flows = explicit_flows(&base.flow, &topology).map_err(|e| ctx.field(e, None))?;
-    let dir = Path::new(file).parent().unwrap_or(Path::new("."));
-    for (i, w) in base.workload.iter().enumerate() {
-        let more = w
-            .generate(i, &topology, &streams, dir)
-            .map_err(|e| ctx.field(e, None))?;
-        crate::workload::append(&mut flows, more);
-        if flows.len() > crate::workload::MAX_FLOWS {
-            let e = FieldError::new(
-                format!("workload[{i}]"),
-                format!(
-                    "the workloads add up to more than {} flows",
-                    crate::workload::MAX_FLOWS
-                ),
-            );
-            return Err(ctx.field(e, None));
-        }
-    }
-    if flows.is_empty() {
-        return Err(ctx.field(
-            FieldError::new(
-                "workload",
-                "the scenario has no traffic: add [[workload]] or [[flow]]",
-            ),
-            None,
-        ));
-    }
+    let flows = traffic(
+        &base,
+        &topology,
+        Path::new(file).parent().unwrap_or(Path::new(".")),
+    )
+    .map_err(|e| ctx.field(e, None))?;
     let name = base.name.clone().unwrap_or_else(|| default_name.to_string());
     let mut variants = Vec::new();
     if variant_tables.is_empty() {
@@ -223,6 +201,33 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
         captures,
         variants,
     })
+}
+
+/// Every flow of the scenario: its `[[flow]]`s, then each `[[workload]]`'s, in order. `dir` is
+/// the scenario file's folder (workloads name files relative to it).
+fn traffic(base: &ScenarioFile, topology: &Topology, dir: &Path) -> Result<Vec<FlowSpec>, FieldError> {
+    let streams = RngStreams::new(base.seed);
+    let mut flows = explicit_flows(&base.flow, topology)?;
+    for (i, w) in base.workload.iter().enumerate() {
+        let more = w.generate(i, topology, &streams, dir)?;
+        crate::workload::append(&mut flows, more);
+        if flows.len() > crate::workload::MAX_FLOWS {
+            return Err(FieldError::new(
+                format!("workload[{i}]"),
+                format!(
+                    "the workloads add up to more than {} flows",
+                    crate::workload::MAX_FLOWS
+                ),
+            ));
+        }
+    }
+    if flows.is_empty() {
+        return Err(FieldError::new(
+            "workload",
+            "the scenario has no traffic: add [[workload]] or [[flow]]",
+        ));
+    }
+    Ok(flows)
 }
 
 /// Deserialize, reporting an error as (dotted key path, message).

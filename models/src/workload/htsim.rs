@@ -30,145 +30,177 @@ enum Kind {
     Barrier(u32),
 }
 
+/// A matrix being read: its connections and triggers, with the line each came from.
+#[derive(Default)]
+struct Matrix {
+    /// The `Nodes` count and its line.
+    nodes: Option<(usize, usize)>,
+    flows: Vec<FlowSpec>,
+    /// The trigger each connection waits for, and its line.
+    waits: Vec<Option<u32>>,
+    lines: Vec<usize>,
+    triggers: HashMap<u32, (Kind, usize)>,
+    /// The connections whose completion fires each trigger.
+    fires: HashMap<u32, Vec<usize>>,
+}
+
 /// Parse a connection matrix for a fabric of `hosts` hosts; data packets at `prio` unless a
 /// line says otherwise.
 pub fn parse(text: &str, hosts: usize, prio: u8) -> Result<Vec<FlowSpec>, String> {
-    let mut nodes: Option<(usize, usize)> = None; // (count, line)
-    let mut flows: Vec<FlowSpec> = Vec::new();
-    let mut waits: Vec<Option<u32>> = Vec::new();
-    let mut lines: Vec<usize> = Vec::new(); // of each connection
-    let mut trigger_lines: HashMap<u32, usize> = HashMap::new();
-    let mut fires: HashMap<u32, Vec<usize>> = HashMap::new();
-    let mut triggers: HashMap<u32, Kind> = HashMap::new();
+    let mut m = Matrix::default();
     for (n, raw) in text.lines().enumerate() {
-        let at = |m: String| format!("line {}: {m}", n + 1);
+        let line = n + 1;
+        let at = |e: String| format!("line {line}: {e}");
         let words: Vec<&str> = raw.split_whitespace().collect();
         match words.as_slice() {
-            [] => continue,
+            [] | ["Connections", _] | ["Triggers", _] => {}
             ["Nodes", v] => {
-                nodes = Some((
-                    v.parse()
-                        .map_err(|_| at(format!("expected a node count, got \"{v}\"")))?,
-                    n + 1,
-                ))
+                let count = v
+                    .parse()
+                    .map_err(|_| at(format!("expected a node count, got \"{v}\"")))?;
+                m.nodes = Some((count, line));
             }
-            ["Connections", _] | ["Triggers", _] => continue,
-            ["trigger", "id", id, rest @ ..] => {
-                let id: u32 = id.parse().map_err(|_| at(format!("bad trigger id \"{id}\"")))?;
-                let kind = match rest {
-                    ["oneshot"] | ["multishot"] | [] => Kind::Any,
-                    ["barrier", count] => Kind::Barrier(
-                        count
-                            .parse()
-                            .map_err(|_| at(format!("bad barrier count \"{count}\"")))?,
-                    ),
-                    other => {
-                        return Err(at(format!(
-                            "unknown trigger type {other:?} (oneshot, multishot, barrier N)"
-                        )));
-                    }
-                };
-                triggers.insert(id, kind);
-                trigger_lines.insert(id, n + 1);
-            }
+            ["trigger", "id", id, rest @ ..] => m.trigger(id, rest, line).map_err(at)?,
             [pair, rest @ ..] if pair.contains("->") => {
-                let (s, d) = pair.split_once("->").unwrap();
-                let node = |v: &str| -> Result<usize, String> {
-                    let i: usize = v
-                        .parse()
-                        .map_err(|_| at(format!("bad node \"{v}\" in \"{pair}\"")))?;
-                    if i >= hosts {
-                        return Err(at(format!(
-                            "node {i} does not exist: the topology has hosts h0..h{}",
-                            hosts - 1
-                        )));
-                    }
-                    Ok(i)
-                };
-                let (src, dst) = (node(s)?, node(d)?);
-                if src == dst {
-                    return Err(at(format!("a connection from node {src} to itself")));
-                }
-                if rest.len() % 2 != 0 {
-                    return Err(at("expected `key value` pairs after src->dst".into()));
-                }
-                let mut spec = FlowSpec {
-                    src: HostId(src as u32),
-                    dst: HostId(dst as u32),
-                    size: 0,
-                    start: Time::ZERO,
-                    prio,
-                    deps: Deps::None,
-                };
-                let mut wait = None;
-                for kv in rest.chunks(2) {
-                    let num = |v: &str| {
-                        v.parse::<u64>()
-                            .map_err(|_| at(format!("`{}` needs a whole number, got \"{v}\"", kv[0])))
-                    };
-                    match kv[0] {
-                        "id" => {
-                            num(kv[1])?;
-                        }
-                        "start" => spec.start = Time(num(kv[1])?),
-                        "size" => spec.size = num(kv[1])?,
-                        "prio" | "priority" => spec.prio = num(kv[1])?.min(7) as u8,
-                        "trigger" => wait = Some(num(kv[1])? as u32),
-                        "send_done_trigger" | "recv_done_trigger" => {
-                            fires.entry(num(kv[1])? as u32).or_default().push(flows.len());
-                        }
-                        k => {
-                            return Err(at(format!(
-                                "unknown key `{k}` (id, start, size, prio, trigger, send_done_trigger, recv_done_trigger)"
-                            )));
-                        }
-                    }
-                }
-                if spec.size == 0 {
-                    return Err(at(
-                        "missing or zero `size` (htsim's infinite flows are not supported)".into(),
-                    ));
-                }
-                flows.push(spec);
-                waits.push(wait);
-                lines.push(n + 1);
+                m.connection(pair, rest, hosts, prio, line).map_err(at)?
             }
             _ => return Err(at(format!("cannot read \"{}\"", raw.trim()))),
         }
     }
-    let (nodes, line) = nodes.ok_or("missing the `Nodes N` line")?;
+    let (nodes, line) = m.nodes.ok_or("missing the `Nodes N` line")?;
     if nodes > hosts {
         return Err(format!(
             "line {line}: the matrix has {nodes} nodes but the topology only {hosts} hosts"
         ));
     }
-    for (i, wait) in waits.iter().enumerate() {
-        if let Some(t) = wait {
-            let sources: Vec<u32> = fires
+    m.link_triggers()?;
+    Ok(m.flows)
+}
+
+impl Matrix {
+    /// `trigger id N [oneshot | multishot | barrier K]`.
+    fn trigger(&mut self, id: &str, rest: &[&str], line: usize) -> Result<(), String> {
+        let id: u32 = id.parse().map_err(|_| format!("bad trigger id \"{id}\""))?;
+        let kind = match rest {
+            ["oneshot"] | ["multishot"] | [] => Kind::Any,
+            ["barrier", count] => Kind::Barrier(
+                count
+                    .parse()
+                    .map_err(|_| format!("bad barrier count \"{count}\""))?,
+            ),
+            other => {
+                return Err(format!(
+                    "unknown trigger type {other:?} (oneshot, multishot, barrier N)"
+                ));
+            }
+        };
+        self.triggers.insert(id, (kind, line));
+        Ok(())
+    }
+
+    /// `src->dst key value ...`.
+    fn connection(
+        &mut self,
+        pair: &str,
+        rest: &[&str],
+        hosts: usize,
+        prio: u8,
+        line: usize,
+    ) -> Result<(), String> {
+        let (s, d) = pair.split_once("->").expect("the caller found the arrow");
+        let node = |v: &str| -> Result<usize, String> {
+            let i: usize = v.parse().map_err(|_| format!("bad node \"{v}\" in \"{pair}\""))?;
+            if i >= hosts {
+                return Err(format!(
+                    "node {i} does not exist: the topology has hosts h0..h{}",
+                    hosts - 1
+                ));
+            }
+            Ok(i)
+        };
+        let (src, dst) = (node(s)?, node(d)?);
+        if src == dst {
+            return Err(format!("a connection from node {src} to itself"));
+        }
+        if rest.len() % 2 != 0 {
+            return Err("expected `key value` pairs after src->dst".into());
+        }
+        let mut spec = FlowSpec {
+            src: HostId(src as u32),
+            dst: HostId(dst as u32),
+            size: 0,
+            start: Time::ZERO,
+            prio,
+            deps: Deps::None,
+        };
+        let mut wait = None;
+        for kv in rest.chunks(2) {
+            let num = |v: &str| {
+                v.parse::<u64>()
+                    .map_err(|_| format!("`{}` needs a whole number, got \"{v}\"", kv[0]))
+            };
+            match kv[0] {
+                "id" => {
+                    num(kv[1])?;
+                }
+                "start" => spec.start = Time(num(kv[1])?),
+                "size" => spec.size = num(kv[1])?,
+                "prio" | "priority" => spec.prio = num(kv[1])?.min(7) as u8,
+                "trigger" => wait = Some(num(kv[1])? as u32),
+                "send_done_trigger" | "recv_done_trigger" => {
+                    let fired = num(kv[1])? as u32;
+                    self.fires.entry(fired).or_default().push(self.flows.len());
+                }
+                k => {
+                    return Err(format!(
+                        "unknown key `{k}` (id, start, size, prio, trigger, send_done_trigger, recv_done_trigger)"
+                    ));
+                }
+            }
+        }
+        if spec.size == 0 {
+            return Err("missing or zero `size` (htsim's infinite flows are not supported)".into());
+        }
+        self.flows.push(spec);
+        self.waits.push(wait);
+        self.lines.push(line);
+        Ok(())
+    }
+
+    /// Turn each connection's trigger into dependencies on the connections that fire it.
+    fn link_triggers(&mut self) -> Result<(), String> {
+        for (i, wait) in self.waits.iter().enumerate() {
+            let Some(t) = wait else { continue };
+            let sources: Vec<u32> = self
+                .fires
                 .get(t)
                 .map(|v| v.iter().map(|&j| j as u32).collect())
                 .unwrap_or_default();
             if sources.is_empty() {
                 return Err(format!(
                     "line {}: connection {} waits for trigger {t}, which nothing fires",
-                    lines[i],
+                    self.lines[i],
                     i + 1
                 ));
             }
-            flows[i].deps = match triggers.get(t).copied().unwrap_or(Kind::Any) {
+            let (kind, line) = self
+                .triggers
+                .get(t)
+                .copied()
+                .unwrap_or((Kind::Any, self.lines[i]));
+            self.flows[i].deps = match kind {
                 Kind::Any => Deps::Any(sources),
                 Kind::Barrier(count) if count as usize <= sources.len() => Deps::AtLeast(count, sources),
                 Kind::Barrier(count) => {
                     return Err(format!(
-                        "line {}: barrier trigger {t} waits for {count} completions but only {} connections fire it",
-                        trigger_lines.get(t).copied().unwrap_or(lines[i]),
+                        "line {line}: barrier trigger {t} waits for {count} completions but only {} connections fire it",
                         sources.len()
                     ));
                 }
             };
         }
+        Ok(())
     }
-    Ok(flows)
 }
 
 #[cfg(test)]

@@ -2,6 +2,8 @@
 
 mod explicit {
     use super::super::*;
+    use sim_core::RngStreams;
+    use std::path::Path;
 
     fn star(n: u32) -> Topology {
         Topology::test_star(n)
@@ -78,6 +80,8 @@ mod explicit {
 
 mod generators {
     use super::super::*;
+    use sim_core::RngStreams;
+    use std::path::Path;
 
     fn star(n: u32) -> Topology {
         Topology::test_star(n)

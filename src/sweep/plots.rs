@@ -91,50 +91,14 @@ pub fn write(
         };
         for metric in metrics {
             let Some(m) = col(metric) else { continue };
-            let mut groups: Groups = BTreeMap::new();
-            for r in rows.iter().filter(|r| r[status] == "ok") {
-                let Ok(y) = r[m].parse::<f64>() else { continue };
-                let vi = variants.iter().position(|v| *v == r[variant]).unwrap_or(0);
-                groups
-                    .entry(r[k].clone())
-                    .or_default()
-                    .entry(vi)
-                    .or_default()
-                    .entry(r[seed].clone())
-                    .or_default()
-                    .push(y);
-            }
-            let mut series: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new(); variants.len()];
-            for value in &order {
-                for (vi, by_seed) in groups.get(value).into_iter().flatten() {
-                    // One sample per seed: its mean over the other axes' values. The interval
-                    // is across seeds (replications), not across the other parameters.
-                    let ys: Vec<f64> = by_seed
-                        .values()
-                        .map(|v| v.iter().sum::<f64>() / v.len() as f64)
-                        .collect();
-                    let (mean, half) = mean_ci(&ys);
-                    series[*vi].push((x_of(value), mean, half));
-                    let (lo, hi) = if half.is_nan() {
-                        (String::new(), String::new())
-                    } else {
-                        ((mean - half).to_string(), (mean + half).to_string())
-                    };
-                    stats.write_record([
-                        key,
-                        value,
-                        &variants[*vi],
-                        metric,
-                        &ys.len().to_string(),
-                        &mean.to_string(),
-                        &lo,
-                        &hi,
-                    ])?;
-                }
-            }
-            for s in &mut series {
-                s.sort_by(|a, b| a.0.total_cmp(&b.0));
-            }
+            let cols = Cols {
+                key: k,
+                metric: m,
+                variant,
+                status,
+                seed,
+            };
+            let series = series(rows, cols, &variants, &order, &x_of, &mut stats, (key, metric))?;
             let file = format!("sweep_{}_vs_{}.png", slug(metric), slug(key));
             let labels = (!numeric).then_some(order.as_slice());
             plot(
@@ -149,6 +113,76 @@ pub fn write(
         }
     }
     crate::files::write_atomic(&out.join("sweep_stats.csv"), &stats.into_inner()?)
+}
+
+/// Where sweep.csv keeps an axis, a metric, and a row's variant, status and seed.
+#[derive(Clone, Copy)]
+struct Cols {
+    key: usize,
+    metric: usize,
+    variant: usize,
+    status: usize,
+    seed: usize,
+}
+
+/// Per variant, the (axis value, mean, 95 % half-width) points of one metric against one
+/// axis, each also written to `sweep_stats.csv` under `names` (axis key, metric).
+fn series(
+    rows: &[Vec<String>],
+    c: Cols,
+    variants: &[String],
+    order: &[String],
+    x_of: &dyn Fn(&str) -> f64,
+    stats: &mut csv::Writer<Vec<u8>>,
+    names: (&str, &str),
+) -> Result<Vec<Vec<(f64, f64, f64)>>> {
+    let mut groups: Groups = BTreeMap::new();
+    for r in rows.iter().filter(|r| r[c.status] == "ok") {
+        let Ok(y) = r[c.metric].parse::<f64>() else {
+            continue;
+        };
+        let vi = variants.iter().position(|v| *v == r[c.variant]).unwrap_or(0);
+        groups
+            .entry(r[c.key].clone())
+            .or_default()
+            .entry(vi)
+            .or_default()
+            .entry(r[c.seed].clone())
+            .or_default()
+            .push(y);
+    }
+    let mut series: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new(); variants.len()];
+    for value in order {
+        for (vi, by_seed) in groups.get(value).into_iter().flatten() {
+            // One sample per seed: its mean over the other axes' values. The interval is
+            // across seeds (replications), not across the other parameters.
+            let ys: Vec<f64> = by_seed
+                .values()
+                .map(|v| v.iter().sum::<f64>() / v.len() as f64)
+                .collect();
+            let (mean, half) = mean_ci(&ys);
+            series[*vi].push((x_of(value), mean, half));
+            let (lo, hi) = if half.is_nan() {
+                (String::new(), String::new())
+            } else {
+                ((mean - half).to_string(), (mean + half).to_string())
+            };
+            stats.write_record([
+                names.0,
+                value,
+                &variants[*vi],
+                names.1,
+                &ys.len().to_string(),
+                &mean.to_string(),
+                &lo,
+                &hi,
+            ])?;
+        }
+    }
+    for s in &mut series {
+        s.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    Ok(series)
 }
 
 fn slug(s: &str) -> String {

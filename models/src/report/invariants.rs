@@ -1,0 +1,110 @@
+//! The invariants every run is checked against: packets and bytes conserved, the packet pool
+//! consistent, each flow delivered exactly once, causality, no lossless drop with adequate
+//! headroom, buffers drained, every flow accounted for.
+
+use super::{FlowRecord, Invariant};
+use crate::drop::DropReason;
+use crate::sim::Sim;
+
+pub(super) fn invariants(sim: &Sim, flows: &[FlowRecord]) -> Vec<Invariant> {
+    let t = &sim.totals;
+    let (fp, fb) = sim.in_flight();
+    let mut out = Vec::new();
+    let mut check = |name, ok, detail: String| out.push(Invariant { name, ok, detail });
+    check(
+        "packets_conserved",
+        t.injected_packets == t.delivered_packets + t.dropped_packets + fp,
+        format!(
+            "sent {} = delivered {} + dropped {} + in flight {fp}",
+            t.injected_packets, t.delivered_packets, t.dropped_packets
+        ),
+    );
+    let serializing = sim.net.ports.iter().filter(|p| p.is_busy()).count()
+        + sim.rx.iter().flatten().filter(|b| b.drain.is_busy()).count();
+    let pooled = sim.net.pool.len();
+    check(
+        "packet_pool_consistent",
+        (pooled + serializing) as u64 == fp,
+        format!(
+            "{pooled} frames in the packet pool + {serializing} serializing = {fp} found in queues and on cables"
+        ),
+    );
+    check(
+        "bytes_conserved",
+        t.injected_bytes == t.delivered_bytes + t.dropped_bytes + t.trimmed_bytes + fb,
+        format!(
+            "sent {} = delivered {} + dropped {} + trimmed off {} + in flight {fb} (frame bytes)",
+            t.injected_bytes, t.delivered_bytes, t.dropped_bytes, t.trimmed_bytes
+        ),
+    );
+    let over: Vec<usize> = sim
+        .flows
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| {
+            f.received_bytes > f.spec.size || (f.finish.is_some() && f.received_bytes != f.spec.size)
+        })
+        .map(|(i, _)| i)
+        .collect();
+    check(
+        "delivered_exactly_once",
+        over.is_empty(),
+        if over.is_empty() {
+            "every flow's bytes reached the application at most once, completed flows exactly once".into()
+        } else {
+            format!("flows delivered more or less than their size: {over:?}")
+        },
+    );
+    let early: Vec<u32> = flows
+        .iter()
+        .zip(&sim.bounds)
+        .filter(|(r, b)| r.fct_ns.is_some_and(|fct| fct + 1e-3 < b.floor.as_ns_f64()))
+        .map(|(r, _)| r.flow_id)
+        .collect();
+    check(
+        "causality",
+        t.causality_violations == 0 && early.is_empty(),
+        format!(
+            "{} events out of time order; {} flows faster than physically possible {:?}",
+            t.causality_violations,
+            early.len(),
+            &early[..early.len().min(10)]
+        ),
+    );
+    let lossless = !sim.variant.pfc.mask().is_empty();
+    check(
+        "lossless_no_drop",
+        t.lossless_drops_adequate == 0,
+        if lossless {
+            format!(
+                "{} lossless drops on ports whose headroom covers their cable ({} headroom drops in all)",
+                t.lossless_drops_adequate,
+                t.drops_by_reason[DropReason::HeadroomExceeded as usize]
+            )
+        } else {
+            "PFC is off: no lossless class".into()
+        },
+    );
+    if fp == 0 {
+        let leaked = sim.switches.iter().filter(|s| !s.mmu.is_empty()).count();
+        check(
+            "buffers_drained",
+            leaked == 0,
+            format!("{leaked} switches hold buffer cells with no packet inside"),
+        );
+    }
+    let unexplained = flows
+        .iter()
+        .filter(|f| f.status != "completed" && !f.status.starts_with("unfinished: "))
+        .count();
+    check(
+        "flows_accounted",
+        unexplained == 0,
+        format!(
+            "{} flows completed, {} unfinished with a reason",
+            flows.iter().filter(|f| f.status == "completed").count(),
+            flows.len() - unexplained - flows.iter().filter(|f| f.status == "completed").count()
+        ),
+    );
+    out
+}

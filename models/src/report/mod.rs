@@ -1,0 +1,302 @@
+//! What a run produced: per-flow records, counters, summary statistics and the invariants
+//! every run is checked against.
+
+mod counters;
+mod flows;
+mod invariants;
+
+use crate::drop::DropReason;
+use crate::sim::{Sim, StopReason};
+use serde::Serialize;
+use std::sync::Arc;
+
+/// One row of `flows.csv`.
+#[derive(Debug, Clone, Serialize)]
+pub struct FlowRecord {
+    pub flow_id: u32,
+    pub src: String,
+    pub dst: String,
+    pub size_bytes: u64,
+    pub start_ns: f64,
+    pub finish_ns: Option<f64>,
+    pub fct_ns: Option<f64>,
+    pub ideal_fct_ns: f64,
+    pub slowdown: Option<f64>,
+    /// `completed`, or `unfinished: <reason>`.
+    pub status: String,
+}
+
+/// One row of `counters.csv`. Names are shared between rows (a large fabric has some
+/// 100 k rows naming a few thousand nodes and ports and a few dozen counters).
+#[derive(Debug, Clone)]
+pub struct CounterRow {
+    pub node: Arc<str>,
+    pub port: Arc<str>,
+    pub counter: Arc<str>,
+    pub value: u64,
+}
+
+/// A PFC storm: `port` held its peer in XOFF longer than `pfc.watchdog`.
+#[derive(Debug, Clone, Serialize)]
+pub struct StormRecord {
+    pub port: String,
+    pub priority: u8,
+    pub start_ns: f64,
+    pub duration_ns: f64,
+    /// The port whose XOFF began the chain of pauses (the stuck receiver, the incast port).
+    pub started_by: String,
+}
+
+/// A cyclic pause dependency that made no progress for `pfc.deadlock_timeout`.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeadlockRecord {
+    pub priority: u8,
+    pub since_ns: f64,
+    pub detected_ns: f64,
+    /// Egress ports in dependency order, each paused by the node of the next.
+    pub cycle: Vec<String>,
+    pub nodes: Vec<String>,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Invariant {
+    pub name: &'static str,
+    pub ok: bool,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Default)]
+pub struct Quantiles {
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Default)]
+pub struct Slowdown {
+    pub p50: f64,
+    pub p99: f64,
+}
+
+/// Unfinished flow ids listed in `summary.json`.
+pub const UNFINISHED_LISTED: usize = 1000;
+
+/// One entry of `summary.json`'s `variants`.
+#[derive(Debug, Clone, Serialize)]
+pub struct VariantSummary {
+    pub name: String,
+    pub flows_total: usize,
+    pub flows_completed: usize,
+    /// Ids of the flows that did not complete (the first [`UNFINISHED_LISTED`]; flows.csv has
+    /// every flow with the reason it did not finish).
+    pub unfinished_flows: Vec<u32>,
+    pub fct_ns: Quantiles,
+    pub slowdown: Slowdown,
+    /// Payload bytes delivered, over the span from the first flow start to the last delivery.
+    pub goodput_gbps: f64,
+    pub drops: u64,
+    /// Drops by reason (`lossy_buffer_full`, `headroom_exceeded`, `no_route`, `link_error`).
+    pub drops_by_reason: std::collections::BTreeMap<&'static str, u64>,
+    /// PFC frames sent by every port (XOFF, refresh and XON).
+    pub pfc_pause_frames: u64,
+    /// Data packets marked CE by switches.
+    pub ecn_marked: u64,
+    /// CNPs sent by notification points.
+    pub cnps: u64,
+    /// Data packets sent more than once (go-back-N rewinds and timeouts).
+    pub retransmitted_packets: u64,
+    /// Retransmission timeouts (`local_ack_timeout_err`).
+    pub rtos: u64,
+    /// Payload bytes sent more than once.
+    pub retransmitted_bytes: u64,
+    /// Data packets trimmed to their headers by switches.
+    pub trimmed: u64,
+    /// NACKs (UET: for trimmed packets) and NAKs (RoCEv2: PSN sequence errors) received.
+    pub nacks: u64,
+    /// ACKs received by senders (UET: selective ACKs).
+    pub acks: u64,
+    /// Times a sender moved a flow to another entropy value (path) between two packets.
+    pub ev_changes: u64,
+    pub events: u64,
+    pub packet_hops: u64,
+    pub simulated_ns: f64,
+    pub wall_seconds: f64,
+    pub events_per_second: f64,
+    pub packet_hops_per_second: f64,
+    /// Simulated seconds per wall-clock second (above 1: faster than the real fabric).
+    pub simulated_per_wall: f64,
+    /// Why the run stopped early, if it did.
+    pub incomplete: Option<String>,
+    /// PFC storms (all), the first of them with where they started, and deadlocks found.
+    pub pfc_storms: u64,
+    pub pfc_storm_list: Vec<StormRecord>,
+    pub pfc_deadlocks: Vec<DeadlockRecord>,
+    pub invariants: Vec<Invariant>,
+}
+
+impl VariantSummary {
+    pub fn invariants_hold(&self) -> bool {
+        self.invariants.iter().all(|i| i.ok)
+    }
+}
+
+/// Everything one variant's run produced.
+pub struct VariantReport {
+    pub summary: VariantSummary,
+    pub flows: Vec<FlowRecord>,
+    pub counters: Vec<CounterRow>,
+}
+
+/// Nearest-rank percentile of sorted data (`q` in 0..=1).
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = (q * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+fn ns(t: sim_core::Time) -> f64 {
+    t.as_ns_f64()
+}
+
+impl VariantReport {
+    pub fn new(sim: &Sim, wall_seconds: f64) -> Self {
+        let flows = flows::flow_records(sim);
+        let mut fcts: Vec<f64> = flows.iter().filter_map(|f| f.fct_ns).collect();
+        let mut slow: Vec<f64> = flows.iter().filter_map(|f| f.slowdown).collect();
+        fcts.sort_by(f64::total_cmp);
+        slow.sort_by(f64::total_cmp);
+        let t = &sim.totals;
+        let per_sec = |x: u64| {
+            if wall_seconds > 0.0 {
+                x as f64 / wall_seconds
+            } else {
+                0.0
+            }
+        };
+        let (pfc_storm_list, pfc_deadlocks) = pfc_records(sim);
+        let summary = VariantSummary {
+            name: sim.variant.name.clone(),
+            flows_total: flows.len(),
+            flows_completed: fcts.len(),
+            unfinished_flows: flows
+                .iter()
+                .filter(|f| f.finish_ns.is_none())
+                .map(|f| f.flow_id)
+                .take(UNFINISHED_LISTED)
+                .collect(),
+            fct_ns: Quantiles {
+                p50: percentile(&fcts, 0.5),
+                p99: percentile(&fcts, 0.99),
+                max: fcts.last().copied().unwrap_or(0.0),
+            },
+            slowdown: Slowdown {
+                p50: percentile(&slow, 0.5),
+                p99: percentile(&slow, 0.99),
+            },
+            goodput_gbps: goodput_gbps(sim),
+            drops: t.dropped_packets,
+            drops_by_reason: DropReason::ALL
+                .iter()
+                .map(|r| (r.name(), t.drops_by_reason[*r as usize]))
+                .collect(),
+            pfc_pause_frames: t.pfc_frames,
+            ecn_marked: t.ecn_marked,
+            cnps: sim.flows.iter().map(|f| f.cnps_sent).sum(),
+            retransmitted_packets: sim.flows.iter().map(|f| f.retransmitted).sum(),
+            rtos: sim.flows.iter().map(|f| f.timeouts).sum(),
+            retransmitted_bytes: sim.flows.iter().map(|f| f.retransmitted_bytes).sum(),
+            trimmed: t.trimmed,
+            nacks: sim.flows.iter().map(|f| f.naks_received).sum(),
+            acks: sim.flows.iter().map(|f| f.acks_received).sum(),
+            ev_changes: sim.flows.iter().map(|f| f.ev_changes()).sum(),
+            events: t.events,
+            packet_hops: t.packet_hops,
+            simulated_ns: ns(t.end_time),
+            wall_seconds,
+            events_per_second: per_sec(t.events),
+            packet_hops_per_second: per_sec(t.packet_hops),
+            simulated_per_wall: ns(t.end_time) * 1e-9 / wall_seconds.max(1e-9),
+            incomplete: sim.stopped.as_ref().map(stop_text),
+            pfc_storms: sim.watch.storms_total,
+            pfc_storm_list,
+            pfc_deadlocks,
+            invariants: invariants::invariants(sim, &flows),
+        };
+        VariantReport {
+            summary,
+            flows,
+            counters: counters::counters(sim),
+        }
+    }
+}
+
+/// Payload delivered over the span from the first flow start to the last completion.
+fn goodput_gbps(sim: &Sim) -> f64 {
+    let delivered: u64 = sim.flows.iter().map(|f| f.received_bytes).sum();
+    let first_start = sim
+        .flows
+        .iter()
+        .map(|f| f.started.unwrap_or(f.spec.start))
+        .min()
+        .unwrap_or_default();
+    let last = sim
+        .flows
+        .iter()
+        .filter_map(|f| f.finish)
+        .max()
+        .unwrap_or(sim.totals.end_time)
+        .max(first_start);
+    let span = (last - first_start).as_secs_f64();
+    if span > 0.0 {
+        delivered as f64 * 8.0 / span / 1e9
+    } else {
+        0.0
+    }
+}
+
+/// The PFC storms listed and the deadlocks found, with readable port names.
+fn pfc_records(sim: &Sim) -> (Vec<StormRecord>, Vec<DeadlockRecord>) {
+    let storms = sim
+        .watch
+        .storms
+        .iter()
+        .map(|st| StormRecord {
+            port: sim.net.port_label(st.port),
+            priority: st.prio,
+            start_ns: ns(st.start),
+            duration_ns: st.duration.as_ns_f64(),
+            started_by: sim.net.port_label(st.origin),
+        })
+        .collect();
+    let deadlocks = sim
+        .watch
+        .deadlocks
+        .iter()
+        .map(|d| DeadlockRecord {
+            priority: d.prio,
+            since_ns: ns(d.since),
+            detected_ns: ns(d.detected),
+            cycle: d.cycle.iter().map(|&p| sim.net.port_label(p)).collect(),
+            nodes: d
+                .cycle
+                .iter()
+                .map(|&p| sim.net.names[sim.net.port_node[p.idx()].idx()].clone())
+                .collect(),
+            text: sim.describe(d),
+        })
+        .collect();
+    (storms, deadlocks)
+}
+
+fn stop_text(s: &StopReason) -> String {
+    match s {
+        StopReason::MaxTime(t) => format!("stopped by run.max_time at {t}"),
+        StopReason::MaxEvents(n) => format!("stopped by run.max_events after {n} events"),
+        StopReason::PfcDeadlock(text) => format!("stopped by a {text}"),
+        StopReason::Interrupted => "interrupted (Ctrl-C)".to_string(),
+        StopReason::MaxWall(d) => format!("stopped by run.max_wall after {d:?} of wall-clock time"),
+    }
+}

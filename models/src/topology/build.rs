@@ -1,0 +1,216 @@
+//! One builder per topology kind: each checks its numbers and expands into nodes and links.
+
+use super::{LinkConfig, NodeKind, Topology, TopologyConfig, at_least, size_check};
+use crate::error::FieldError;
+use crate::ids::NodeId;
+
+impl TopologyConfig {
+    /// Expand into nodes and links, validating every number.
+    pub fn build(&self) -> Result<Topology, FieldError> {
+        let mut t = Topology::default();
+        match self {
+            TopologyConfig::BackToBack { link } => back_to_back(&mut t, link)?,
+            TopologyConfig::Ring { hosts, link } => ring(&mut t, *hosts, link)?,
+            TopologyConfig::Star { hosts, host_link } => star(&mut t, *hosts, host_link)?,
+            TopologyConfig::SwitchRing {
+                switches,
+                hosts_per_switch,
+                host_link,
+                ring_link,
+            } => switch_ring(&mut t, *switches, *hosts_per_switch, host_link, ring_link)?,
+            TopologyConfig::Dumbbell {
+                hosts_per_side,
+                host_link,
+                bottleneck_link,
+            } => dumbbell(&mut t, *hosts_per_side, host_link, bottleneck_link)?,
+            TopologyConfig::LeafSpine {
+                leaves,
+                spines,
+                hosts_per_leaf,
+                host_link,
+                fabric_link,
+                links_per_spine,
+            } => {
+                let shape = LeafSpine {
+                    leaves: *leaves,
+                    spines: *spines,
+                    hosts_per_leaf: *hosts_per_leaf,
+                    links_per_spine: *links_per_spine,
+                };
+                leaf_spine(&mut t, shape, host_link, fabric_link)?
+            }
+            TopologyConfig::FatTree {
+                k,
+                host_link,
+                fabric_link,
+            } => fat_tree(&mut t, *k, host_link, fabric_link)?,
+        }
+        Ok(t)
+    }
+}
+
+/// Two hosts on one cable (a DAC between two NICs).
+fn back_to_back(t: &mut Topology, link: &LinkConfig) -> Result<(), FieldError> {
+    let d = link.delay("topology.link")?;
+    let h = t.add_hosts(2);
+    t.connect(h[0], h[1], link, d);
+    Ok(())
+}
+
+/// `n` hosts, each cabled to its two neighbours; hosts forward transit traffic.
+fn ring(t: &mut Topology, n: u32, link: &LinkConfig) -> Result<(), FieldError> {
+    at_least("topology.hosts", n, 3)?;
+    size_check(n as u64)?;
+    let d = link.delay("topology.link")?;
+    let h = t.add_hosts(n);
+    let n = h.len();
+    // A ring of 3 is a triangle: every pair is cabled once.
+    for i in 0..n {
+        t.connect(h[i], h[(i + 1) % n], link, d);
+    }
+    t.hosts_forward = n > 3;
+    Ok(())
+}
+
+/// `n` hosts on one switch.
+fn star(t: &mut Topology, n: u32, host_link: &LinkConfig) -> Result<(), FieldError> {
+    at_least("topology.hosts", n, 2)?;
+    size_check(n as u64 + 1)?;
+    let d = host_link.delay("topology.host_link")?;
+    let h = t.add_hosts(n);
+    let sw = t.add("sw0".into(), NodeKind::Switch);
+    for &x in &h {
+        t.connect(x, sw, host_link, d);
+    }
+    Ok(())
+}
+
+/// Switches `sw0..` cabled in a ring, each with its own hosts.
+fn switch_ring(
+    t: &mut Topology,
+    switches: u32,
+    hosts_per_switch: u32,
+    host_link: &LinkConfig,
+    ring_link: &LinkConfig,
+) -> Result<(), FieldError> {
+    at_least("topology.switches", switches, 3)?;
+    at_least("topology.hosts_per_switch", hosts_per_switch, 1)?;
+    size_check(switches as u64 * (hosts_per_switch as u64 + 1))?;
+    let hd = host_link.delay("topology.host_link")?;
+    let rd = ring_link.delay("topology.ring_link")?;
+    let sws: Vec<NodeId> = (0..switches)
+        .map(|i| t.add_edge_switch(format!("sw{i}"), hosts_per_switch, host_link, hd))
+        .collect();
+    for i in 0..sws.len() {
+        t.connect(sws[i], sws[(i + 1) % sws.len()], ring_link, rd);
+    }
+    Ok(())
+}
+
+/// Two switches joined by one bottleneck cable, `n` hosts on each side.
+fn dumbbell(
+    t: &mut Topology,
+    n: u32,
+    host_link: &LinkConfig,
+    bottleneck: &LinkConfig,
+) -> Result<(), FieldError> {
+    at_least("topology.hosts_per_side", n, 1)?;
+    size_check(2 * n as u64 + 2)?;
+    let hd = host_link.delay("topology.host_link")?;
+    let bd = bottleneck.delay("topology.bottleneck_link")?;
+    let left = t.add_hosts(n);
+    let right = t.add_hosts(n);
+    let (sl, sr) = (
+        t.add("left".into(), NodeKind::Switch),
+        t.add("right".into(), NodeKind::Switch),
+    );
+    for h in left {
+        t.connect(h, sl, host_link, hd);
+    }
+    for h in right {
+        t.connect(h, sr, host_link, hd);
+    }
+    t.connect(sl, sr, bottleneck, bd);
+    Ok(())
+}
+
+/// The counts of a leaf-spine.
+struct LeafSpine {
+    leaves: u32,
+    spines: u32,
+    hosts_per_leaf: u32,
+    links_per_spine: u32,
+}
+
+/// Two tiers: every leaf cabled to every spine (`links_per_spine` parallel cables).
+fn leaf_spine(
+    t: &mut Topology,
+    s: LeafSpine,
+    host_link: &LinkConfig,
+    fabric: &LinkConfig,
+) -> Result<(), FieldError> {
+    at_least("topology.leaves", s.leaves, 1)?;
+    at_least("topology.spines", s.spines, if s.leaves > 1 { 1 } else { 0 })?;
+    at_least("topology.hosts_per_leaf", s.hosts_per_leaf, 1)?;
+    at_least("topology.links_per_spine", s.links_per_spine, 1)?;
+    if s.leaves as u64 * s.hosts_per_leaf as u64 <= 1 {
+        return Err(FieldError::new(
+            "topology.hosts_per_leaf",
+            "a fabric needs at least two hosts",
+        ));
+    }
+    size_check(s.leaves as u64 * (s.hosts_per_leaf as u64 + 1) + s.spines as u64)?;
+    let hd = host_link.delay("topology.host_link")?;
+    let fd = fabric.delay("topology.fabric_link")?;
+    let leaf_ids: Vec<NodeId> = (0..s.leaves)
+        .map(|l| t.add_edge_switch(format!("leaf{l}"), s.hosts_per_leaf, host_link, hd))
+        .collect();
+    for sp in 0..s.spines {
+        let spine = t.add(format!("spine{sp}"), NodeKind::Switch);
+        for &leaf in &leaf_ids {
+            for _ in 0..s.links_per_spine {
+                t.connect(leaf, spine, fabric, fd);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The k-ary fat tree (Al-Fares et al., SIGCOMM 2008): k pods of k/2 edge and k/2
+/// aggregation switches, (k/2)^2 cores, k^3/4 hosts.
+fn fat_tree(t: &mut Topology, k: u32, host_link: &LinkConfig, fabric: &LinkConfig) -> Result<(), FieldError> {
+    if k < 2 || k % 2 != 0 {
+        return Err(FieldError::new(
+            "topology.k",
+            format!("must be an even number >= 2, got {k}"),
+        ));
+    }
+    let half = k / 2;
+    size_check(k as u64 * k as u64 * k as u64 / 4 + 5 * k as u64 * k as u64 / 4)?;
+    let hd = host_link.delay("topology.host_link")?;
+    let fd = fabric.delay("topology.fabric_link")?;
+    let cores: Vec<NodeId> = (0..half * half)
+        .map(|c| t.add(format!("core{c}"), NodeKind::Switch))
+        .collect();
+    for p in 0..k {
+        let mut edges = Vec::new();
+        for e in 0..half {
+            let hosts = t.add_hosts(half);
+            let edge = t.add(format!("edge{p}-{e}"), NodeKind::Switch);
+            for h in hosts {
+                t.connect(h, edge, host_link, hd);
+            }
+            edges.push(edge);
+        }
+        for a in 0..half {
+            let agg = t.add(format!("agg{p}-{a}"), NodeKind::Switch);
+            for &edge in &edges {
+                t.connect(edge, agg, fabric, fd);
+            }
+            for c in 0..half {
+                t.connect(agg, cores[(a * half + c) as usize], fabric, fd);
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,204 @@
+//! The sweep file: its base scenario, axes (values or numeric ranges), mode (grid or zip) and
+//! seeds, expanded into points in a stable order.
+
+use anyhow::{Result, bail};
+use serde::{Deserialize, Serialize};
+
+/// A sweep file.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepFile {
+    pub name: Option<String>,
+    /// The base scenario, relative to the sweep file.
+    pub scenario: String,
+    /// Replications: seeds base, base+1, ... (base = the scenario's seed, or `seed`).
+    #[serde(default = "one")]
+    pub seeds: u64,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// `grid` (cartesian product, the default) or `zip` (axes advance together).
+    #[serde(default)]
+    pub mode: Mode,
+    /// Metrics to plot, as summary.json paths.
+    #[serde(default = "default_metrics")]
+    pub metrics: Vec<String>,
+    pub axis: Vec<Axis>,
+}
+
+fn one() -> u64 {
+    1
+}
+fn default_metrics() -> Vec<String> {
+    vec!["fct_ns.p99".into(), "goodput_gbps".into()]
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    #[default]
+    Grid,
+    Zip,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Axis {
+    pub key: String,
+    #[serde(default)]
+    pub values: Option<Vec<toml::Value>>,
+    #[serde(default)]
+    pub range: Option<Range>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Range {
+    pub from: f64,
+    pub to: f64,
+    pub step: f64,
+}
+
+impl Axis {
+    /// The values as `--set` strings.
+    pub fn values(&self, i: usize) -> Result<Vec<String>> {
+        let render = |v: &toml::Value| match v {
+            toml::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        match (&self.values, &self.range) {
+            (Some(v), None) if !v.is_empty() => Ok(v.iter().map(render).collect()),
+            (None, Some(r)) if r.step > 0.0 && r.to >= r.from => {
+                let n = ((r.to - r.from) / r.step + 1e-9).floor() as usize + 1;
+                if n > 10_000 {
+                    bail!("axis[{i}].range: {n} values is too many");
+                }
+                // As many decimals as `from` and `step` have, so 0.1 + 2 x 0.1 reads 0.3.
+                let decimals = |x: f64| {
+                    (0..=9)
+                        .find(|&d| ((x * 10f64.powi(d)).round() - x * 10f64.powi(d)).abs() < 1e-6)
+                        .unwrap_or(9)
+                };
+                let d = decimals(r.from).max(decimals(r.step)) as usize;
+                Ok((0..n)
+                    .map(|k| format!("{:.d$}", r.from + k as f64 * r.step))
+                    .collect())
+            }
+            _ => bail!(
+                "axis[{i}] (`{}`): give a non-empty `values` list or a `range = {{ from, to, step }}` with step > 0",
+                self.key
+            ),
+        }
+    }
+}
+
+/// One point: its index, the axis values, the seed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub index: usize,
+    pub values: Vec<String>,
+    pub seed: u64,
+}
+
+/// Expand the axes into points (grid or zip) times seeds, in a stable order.
+pub fn points(f: &SweepFile, base_seed: u64) -> Result<Vec<Point>> {
+    let values: Vec<Vec<String>> = f
+        .axis
+        .iter()
+        .enumerate()
+        .map(|(i, a)| a.values(i))
+        .collect::<Result<_>>()?;
+    if values.is_empty() {
+        bail!("a sweep needs at least one [[axis]]");
+    }
+    let combos: Vec<Vec<String>> = match f.mode {
+        Mode::Zip => {
+            let n = values[0].len();
+            if let Some((i, _)) = values.iter().enumerate().find(|(_, v)| v.len() != n) {
+                bail!(
+                    "zipped axes must have equal lengths: axis[0] has {n} values, axis[{i}] {}",
+                    values[i].len()
+                );
+            }
+            (0..n)
+                .map(|k| values.iter().map(|v| v[k].clone()).collect())
+                .collect()
+        }
+        Mode::Grid => values.iter().fold(vec![Vec::new()], |acc, vals| {
+            acc.iter()
+                .flat_map(|prefix| {
+                    vals.iter()
+                        .map(move |v| [prefix.clone(), vec![v.clone()]].concat())
+                })
+                .collect()
+        }),
+    };
+    let mut out = Vec::new();
+    for combo in combos {
+        for s in 0..f.seeds.max(1) {
+            out.push(Point {
+                index: out.len(),
+                values: combo.clone(),
+                seed: base_seed + s,
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(mode: Mode, seeds: u64) -> SweepFile {
+        let axis = |k: &str, v: &[&str]| Axis {
+            key: k.into(),
+            values: Some(v.iter().map(|s| toml::Value::String(s.to_string())).collect()),
+            range: None,
+        };
+        SweepFile {
+            name: None,
+            scenario: "x.toml".into(),
+            seeds,
+            seed: None,
+            mode,
+            metrics: default_metrics(),
+            axis: vec![axis("a", &["1", "2"]), axis("b", &["x", "y"])],
+        }
+    }
+
+    #[test]
+    fn grids_cross_and_zips_pair_times_seeds() {
+        let g = points(&file(Mode::Grid, 2), 10).unwrap();
+        assert_eq!(g.len(), 8);
+        assert_eq!(
+            (g[0].values.clone(), g[0].seed, g[1].seed),
+            (vec!["1".to_string(), "x".to_string()], 10, 11)
+        );
+        assert_eq!(points(&file(Mode::Zip, 1), 1).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn ranges_expand() {
+        let a = Axis {
+            key: "k".into(),
+            values: None,
+            range: Some(Range {
+                from: 0.3,
+                to: 0.7,
+                step: 0.2,
+            }),
+        };
+        assert_eq!(a.values(0).unwrap(), vec!["0.3", "0.5", "0.7"]);
+        // No binary-fraction noise: 0.1 + 2 x 0.1 is written 0.3.
+        let b = Axis {
+            key: "k".into(),
+            values: None,
+            range: Some(Range {
+                from: 0.1,
+                to: 0.3,
+                step: 0.1,
+            }),
+        };
+        assert_eq!(b.values(0).unwrap(), vec!["0.1", "0.2", "0.3"]);
+    }
+}
