@@ -40,6 +40,14 @@ impl Gen<'_> {
         Ok(())
     }
 
+    /// The workload's `size` and `prio`, checked.
+    fn size_and_prio(&self, size: sim_core::Bytes, prio: u8) -> Result<(u64, u8), FieldError> {
+        Ok((
+            check_size(size, &self.key("size"))?,
+            check_prio(prio, &self.key("prio"))?,
+        ))
+    }
+
     /// Resolve a list of hosts written in the workload under `field`.
     fn host_list(&self, field: &str, list: &[HostRef]) -> Result<Vec<HostId>, FieldError> {
         list.iter()
@@ -155,10 +163,7 @@ fn permutation(
     start: Duration,
     prio: u8,
 ) -> Result<Vec<FlowSpec>, FieldError> {
-    let (size, prio) = (
-        check_size(size, &g.key("size"))?,
-        check_prio(prio, &g.key("prio"))?,
-    );
+    let (size, prio) = g.size_and_prio(size, prio)?;
     let peers = derangement(g.hosts(), &mut g.rng);
     Ok(peers
         .into_iter()
@@ -183,10 +188,7 @@ fn incast(
     rounds: Rounds,
     prio: u8,
 ) -> Result<Vec<FlowSpec>, FieldError> {
-    let (size, prio) = (
-        check_size(size, &g.key("size"))?,
-        check_prio(prio, &g.key("prio"))?,
-    );
+    let (size, prio) = g.size_and_prio(size, prio)?;
     let n = g.hosts();
     let dst = receiver.resolve(n, &g.key("receiver"))?;
     let count = senders.unwrap_or(n as u32 - 1) as usize;
@@ -224,10 +226,7 @@ fn all_to_all(
     start: Duration,
     prio: u8,
 ) -> Result<Vec<FlowSpec>, FieldError> {
-    let (size, prio) = (
-        check_size(size, &g.key("size"))?,
-        check_prio(prio, &g.key("prio"))?,
-    );
+    let (size, prio) = g.size_and_prio(size, prio)?;
     let n = g.hosts();
     g.at_most(
         "kind",
@@ -382,10 +381,7 @@ fn ring_collective(
     start: Duration,
     prio: u8,
 ) -> Result<Vec<FlowSpec>, FieldError> {
-    let (size, prio) = (
-        check_size(size, &g.key("size"))?,
-        check_prio(prio, &g.key("prio"))?,
-    );
+    let (size, prio) = g.size_and_prio(size, prio)?;
     let ring: Vec<HostId> = match hosts {
         Some(list) => g.host_list("hosts", list)?,
         None => (0..g.hosts() as u32).map(HostId).collect(),
