@@ -16,18 +16,19 @@ pub fn markdown(title: &str, rows: &[Row]) -> String {
     let mut s = format!("# {title}\n\n");
     s += "| variant | flows completed | FCT p50 (us) | FCT p99 (us) | FCT max (us) | slowdown p50 | slowdown p99 | goodput (Gb/s) | drops | trims | PFC pauses | retransmits | timeouts |\n";
     s += "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    let cell = |x: Option<f64>, digits: usize| x.map_or("-".to_string(), |v| format!("{v:.digits$}"));
     for r in rows {
         let _ = writeln!(
             s,
-            "| {} | {}/{} | {:.3} | {:.3} | {:.3} | {:.4} | {:.4} | {:.3} | {} | {} | {} | {} | {} |",
+            "| {} | {}/{} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} | {} | {} |",
             r.name,
             r.completed,
             r.total,
-            r.fct_p50_us,
-            r.fct_p99_us,
-            r.fct_max_us,
-            r.slowdown_p50,
-            r.slowdown_p99,
+            cell(r.fct_p50_us, 3),
+            cell(r.fct_p99_us, 3),
+            cell(r.fct_max_us, 3),
+            cell(r.slowdown_p50, 4),
+            cell(r.slowdown_p99, 4),
             r.goodput_gbps,
             r.drops,
             r.trimmed,
@@ -36,22 +37,42 @@ pub fn markdown(title: &str, rows: &[Row]) -> String {
             r.rtos
         );
     }
+    // Only variants whose flows all completed compete: a run that left flows unfinished is
+    // never "best" (its FCTs describe the flows that got through, its goodput is partial).
+    let complete: Vec<&Row> = rows.iter().filter(|r| r.complete()).collect();
+    let best = |i: usize, lower: bool| {
+        complete
+            .iter()
+            .filter_map(|r| r.metric(i).map(|v| (v, &r.name)))
+            .min_by(|a, b| {
+                if lower {
+                    a.0.total_cmp(&b.0)
+                } else {
+                    b.0.total_cmp(&a.0)
+                }
+            })
+            .map(|(_, name)| format!("**{name}**"))
+            .unwrap_or_else(|| "none (no variant completed every flow)".into())
+    };
     if rows.len() > 1 {
-        let best = |i: usize, lower: bool| {
-            rows.iter()
-                .min_by(|a, b| {
-                    let (x, y) = (a.metric(i), b.metric(i));
-                    if lower { x.total_cmp(&y) } else { y.total_cmp(&x) }
-                })
-                .map(|r| r.name.clone())
-                .unwrap_or_default()
-        };
         let _ = write!(
             s,
-            "\nLowest FCT p99: **{}**. Highest goodput: **{}**. Fewest drops: **{}**.\n",
+            "\nLowest FCT p99: {}. Highest goodput: {}. Fewest drops: {}.\n",
             best(1, true),
             best(2, false),
             best(3, true)
+        );
+    }
+    let unfinished: Vec<&str> = rows
+        .iter()
+        .filter(|r| !r.complete())
+        .map(|r| r.name.as_str())
+        .collect();
+    if !unfinished.is_empty() {
+        let _ = write!(
+            s,
+            "\nUnfinished flows (not compared): {}.\n",
+            unfinished.join(", ")
         );
     }
     s

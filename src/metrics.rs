@@ -10,11 +10,12 @@ pub struct Row {
     pub name: String,
     pub completed: u64,
     pub total: u64,
-    pub fct_p50_us: f64,
-    pub fct_p99_us: f64,
-    pub fct_max_us: f64,
-    pub slowdown_p50: f64,
-    pub slowdown_p99: f64,
+    /// FCT and slowdown quantiles: None when no flow completed.
+    pub fct_p50_us: Option<f64>,
+    pub fct_p99_us: Option<f64>,
+    pub fct_max_us: Option<f64>,
+    pub slowdown_p50: Option<f64>,
+    pub slowdown_p99: Option<f64>,
     pub goodput_gbps: f64,
     pub drops: u64,
     pub trimmed: u64,
@@ -35,16 +36,22 @@ pub const METRICS: [(&str, &str); 7] = [
 ];
 
 impl Row {
-    pub fn metric(&self, i: usize) -> f64 {
+    /// Metric `i` of [`METRICS`], None when the run has no value for it.
+    pub fn metric(&self, i: usize) -> Option<f64> {
         match i {
             0 => self.fct_p50_us,
             1 => self.fct_p99_us,
-            2 => self.goodput_gbps,
-            3 => self.drops as f64,
-            4 => self.pauses as f64,
-            5 => self.trimmed as f64,
-            _ => self.retransmitted as f64,
+            2 => Some(self.goodput_gbps),
+            3 => Some(self.drops as f64),
+            4 => Some(self.pauses as f64),
+            5 => Some(self.trimmed as f64),
+            _ => Some(self.retransmitted as f64),
         }
+    }
+
+    /// Every flow completed: only such a variant can be the best at anything.
+    pub fn complete(&self) -> bool {
+        self.completed == self.total
     }
 }
 
@@ -53,7 +60,8 @@ pub fn rows(summary: &Value, prefix: Option<&str>) -> Result<Vec<Row>> {
     let variants = summary["variants"]
         .as_array()
         .context("summary.json has no `variants` array")?;
-    let f = |v: &Value, k: &str| v.pointer(k).and_then(Value::as_f64).unwrap_or(0.0);
+    let opt = |v: &Value, k: &str| v.pointer(k).and_then(Value::as_f64);
+    let f = |v: &Value, k: &str| opt(v, k).unwrap_or(0.0);
     let u = |v: &Value, k: &str| v.pointer(k).and_then(Value::as_u64).unwrap_or(0);
     Ok(variants
         .iter()
@@ -64,11 +72,11 @@ pub fn rows(summary: &Value, prefix: Option<&str>) -> Result<Vec<Row>> {
             },
             completed: u(v, "/flows_completed"),
             total: u(v, "/flows_total"),
-            fct_p50_us: f(v, "/fct_ns/p50") / 1e3,
-            fct_p99_us: f(v, "/fct_ns/p99") / 1e3,
-            fct_max_us: f(v, "/fct_ns/max") / 1e3,
-            slowdown_p50: f(v, "/slowdown/p50"),
-            slowdown_p99: f(v, "/slowdown/p99"),
+            fct_p50_us: opt(v, "/fct_ns/p50").map(|x| x / 1e3),
+            fct_p99_us: opt(v, "/fct_ns/p99").map(|x| x / 1e3),
+            fct_max_us: opt(v, "/fct_ns/max").map(|x| x / 1e3),
+            slowdown_p50: opt(v, "/slowdown/p50"),
+            slowdown_p99: opt(v, "/slowdown/p99"),
             goodput_gbps: f(v, "/goodput_gbps"),
             drops: u(v, "/drops"),
             trimmed: u(v, "/trimmed"),

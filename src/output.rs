@@ -139,6 +139,8 @@ fn write_into(
         "start_ns",
         "finish_ns",
         "fct_ns",
+        "sender_finish_ns",
+        "sender_fct_ns",
         "ideal_fct_ns",
         "slowdown",
         "status",
@@ -155,6 +157,8 @@ fn write_into(
                 &format!("{:.3}", f.start_ns),
                 &opt(f.finish_ns),
                 &opt(f.fct_ns),
+                &opt(f.sender_finish_ns),
+                &opt(f.sender_fct_ns),
                 &format!("{:.3}", f.ideal_fct_ns),
                 &f.slowdown.map(|s| format!("{s:.6}")).unwrap_or_default(),
                 &f.status,
@@ -262,7 +266,10 @@ fn write_events(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetry]) 
     write_atomic(&dir.join("events.csv"), &w.into_inner()?)
 }
 
-fn human_ns(ns: f64) -> String {
+fn human_ns(ns: impl Into<Option<f64>>) -> String {
+    let Some(ns) = ns.into() else {
+        return "-".into();
+    };
     match ns {
         _ if ns >= 1e9 => format!("{:.2}s", ns / 1e9),
         _ if ns >= 1e6 => format!("{:.2}ms", ns / 1e6),

@@ -226,8 +226,13 @@ fn fct_by_size(dir: &Path, title: &str, data: &[VariantData]) -> Result<()> {
         for (bit, mut v) in bins {
             v.sort_by(f64::total_cmp);
             let size = (1u64 << bit.saturating_sub(1)) as f64 * 1.5;
-            p50.push((size, models::report::percentile(&v, 0.5)));
-            p99.push((size, models::report::percentile(&v, 0.99)));
+            if let (Some(a), Some(b)) = (
+                models::report::percentile(&v, 0.5),
+                models::report::percentile(&v, 0.99),
+            ) {
+                p50.push((size, a));
+                p99.push((size, b));
+            }
         }
         by_size.push((format!("{} p50", d.report.summary.name), p50));
         by_size.push((format!("{} p99", d.report.summary.name), p99));
@@ -431,7 +436,12 @@ pub fn compare(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
         let cells = body.split_evenly((2, 4));
         for (m, cell) in cells.iter().enumerate().take(METRICS.len()) {
             let (label, unit) = METRICS[m];
-            let max = rows.iter().map(|r| r.metric(m)).fold(0.0, f64::max).max(1.0) * 1.2;
+            let max = rows
+                .iter()
+                .filter_map(|r| r.metric(m))
+                .fold(0.0, f64::max)
+                .max(1.0)
+                * 1.2;
             let mut chart = ChartBuilder::on(cell)
                 .caption(format!("{label} ({unit})"), ("sans-serif", 18))
                 .margin(10)
@@ -447,7 +457,16 @@ pub fn compare(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
                 .draw()
                 .map_err(e)?;
             for (i, r) in rows.iter().enumerate() {
-                let v = r.metric(m);
+                let Some(v) = r.metric(m) else {
+                    chart
+                        .draw_series(std::iter::once(Text::new(
+                            "n/a".to_string(),
+                            (i as f64 + 0.2, max * 0.02),
+                            ("sans-serif", 12),
+                        )))
+                        .map_err(e)?;
+                    continue;
+                };
                 let c = color(i);
                 chart
                     .draw_series(std::iter::once(Rectangle::new(

@@ -14,7 +14,7 @@ local ctl_types = { [7] = "CREDIT", [8] = "CREDIT_REQ" }
 local f = {
   type = ProtoField.uint16("uet_pds.type", "Type", base.DEC, types, 0xf800),
   next_hdr = ProtoField.uint16("uet_pds.next_hdr", "Next header / control type", base.DEC, nil, 0x0780),
-  retrans = ProtoField.bool("uet_pds.retrans", "Retransmission", 16, nil, 0x0010),
+  retrans = ProtoField.bool("uet_pds.retrans", "Retransmission (of the request, or the request NACKed/ACKed was one)", 16, nil, 0x0010),
   ackreq = ProtoField.bool("uet_pds.ackreq", "ACK request", 16, nil, 0x0008),
   ecn = ProtoField.bool("uet_pds.ecn_marked", "ECN marked", 16, nil, 0x0020),
   psn = ProtoField.uint32("uet_pds.psn", "PSN"),
@@ -25,7 +25,7 @@ local f = {
   sack = ProtoField.uint64("uet_pds.sack_bitmap", "SACK bitmap", base.HEX),
   nack_code = ProtoField.uint8("uet_pds.nack_code", "NACK code", base.HEX, nack_codes),
   ctl_type = ProtoField.uint16("uet_pds.ctl_type", "Control type", base.DEC, ctl_types, 0x0780),
-  credit = ProtoField.uint32("uet_pds.credit", "Credit (bytes)"),
+  credit = ProtoField.uint32("uet_pds.credit", "Credit: total granted, or pull target (256 B quanta)"),
   ses_opcode = ProtoField.uint8("uet_pds.ses.opcode", "SES opcode", base.DEC, { [1] = "WRITE" }, 0x3f),
   som = ProtoField.bool("uet_pds.ses.som", "Start of message", 8, nil, 0x01),
   eom = ProtoField.bool("uet_pds.ses.eom", "End of message", 8, nil, 0x02),
@@ -52,12 +52,14 @@ function p.dissector(buf, pinfo, tree)
     pinfo.cols.info = info
   elseif ty == 7 or ty == 8 then
     if buf:len() < 32 then return 0 end
-    t:add(f.ecn, buf(0, 2)); t:add(f.cack, buf(4, 4)); t:add(f.spdcid, buf(8, 2)); t:add(f.dpdcid, buf(10, 2))
+    t:add(f.ecn, buf(0, 2)); t:add(f.retrans, buf(0, 2))
+    t:add(f.cack, buf(4, 4)); t:add(f.spdcid, buf(8, 2)); t:add(f.dpdcid, buf(10, 2))
     t:add(f.sack_off, buf(14, 2)); t:add(f.sack, buf(16, 8))
     pinfo.cols.info = "ACK_CC CACK=" .. buf(4, 4):uint()
   elseif ty == 10 then
     if buf:len() < 16 then return 0 end
-    t:add(f.nack_code, buf(2, 1)); t:add(f.psn, buf(4, 4)); t:add(f.spdcid, buf(8, 2)); t:add(f.dpdcid, buf(10, 2))
+    t:add(f.retrans, buf(0, 2)); t:add(f.nack_code, buf(2, 1))
+    t:add(f.psn, buf(4, 4)); t:add(f.spdcid, buf(8, 2)); t:add(f.dpdcid, buf(10, 2))
     pinfo.cols.info = "NACK " .. (nack_codes[buf(2, 1):uint()] or "?") .. " PSN=" .. buf(4, 4):uint()
   elseif ty == 11 then
     if buf:len() < 16 then return 0 end

@@ -15,7 +15,8 @@
 //! every hop; in the shipped topologies all equal-cost paths have the same rates and delays.
 
 use crate::network::Network;
-use crate::packet::{PREAMBLE_IFG, roce_data_frame};
+use crate::nic::Transport;
+use crate::packet::{on_wire, roce_data_frame, uet_data_frame};
 use crate::workload::FlowSpec;
 use sim_core::{BitRate, Duration};
 
@@ -33,19 +34,29 @@ pub fn path(net: &Network, f: &FlowSpec) -> Vec<(BitRate, Duration)> {
     hops
 }
 
-/// Ideal FCT of `f` with payload `mtu` per packet over `hops`, in O(hops).
+/// The frame a data packet of `payload` bytes takes in `transport` (RoCEv2: 62 B of headers;
+/// UET: 102 B).
+pub fn data_frame(transport: Transport) -> fn(u32) -> u32 {
+    match transport {
+        Transport::Roce => roce_data_frame,
+        Transport::Uet => uet_data_frame,
+    }
+}
+
+/// Ideal FCT of `f` with payload `mtu` per packet in frames of `frame(payload)` bytes over
+/// `hops`, in O(hops).
 ///
 /// For n-1 identical full packets, all at the source at time 0, the recursion has the closed
 /// form D(i, j) = P_i + (j-1) * M_i, with P_i = sum over k <= i of s_k (+ d_k for k < i) and
 /// M_i = max over k <= i of s_k (s_k the full packet's serialization on hop k; by induction
 /// on i: the larger of the two terms of the max is always the one with M_i). The last, possibly
 /// shorter, packet then takes one step of the recursion through every hop.
-pub fn ideal_fct(f: &FlowSpec, mtu: u32, hops: &[(BitRate, Duration)]) -> Duration {
+pub fn ideal_fct(f: &FlowSpec, mtu: u32, frame: fn(u32) -> u32, hops: &[(BitRate, Duration)]) -> Duration {
     if hops.is_empty() {
         return Duration::ZERO;
     }
     let n = f.size.div_ceil(mtu as u64);
-    let wire = |payload: u64| (roce_data_frame(payload as u32) + PREAMBLE_IFG) as u64;
+    let wire = |payload: u64| on_wire(frame(payload as u32));
     let (full, last) = (wire(mtu as u64), wire(f.size - (n - 1) * mtu as u64));
     let (mut p, mut m, mut arrived) = (0u64, 0u64, 0u64);
     for (i, &(rate, delay)) in hops.iter().enumerate() {
@@ -69,17 +80,18 @@ pub struct FlowBounds {
     pub floor: Duration,
 }
 
-/// Bounds for every flow. Faults only remove or slow cables, so paths on the healthy fabric
-/// are the shortest and fastest any flow can take.
-pub fn bounds(net: &Network, flows: &[FlowSpec], mtu: u32) -> Vec<FlowBounds> {
+/// Bounds for every flow, in `transport`'s framing. Faults only remove or slow cables, so
+/// paths on the healthy fabric are the shortest and fastest any flow can take.
+pub fn bounds(net: &Network, flows: &[FlowSpec], mtu: u32, transport: Transport) -> Vec<FlowBounds> {
     let fastest = net.ports.iter().map(|p| p.rate).max().unwrap_or(BitRate(1));
+    let frame = data_frame(transport);
     flows
         .iter()
         .map(|f| {
             let hops = path(net, f);
             FlowBounds {
-                ideal: ideal_fct(f, mtu, &hops),
-                floor: min_fct(net, f, mtu, &hops, fastest),
+                ideal: ideal_fct(f, mtu, frame, &hops),
+                floor: min_fct(net, f, (mtu, frame), &hops, fastest),
             }
         })
         .collect()
@@ -92,7 +104,7 @@ pub fn bounds(net: &Network, flows: &[FlowSpec], mtu: u32) -> Vec<FlowBounds> {
 fn min_fct(
     net: &Network,
     f: &FlowSpec,
-    mtu: u32,
+    (mtu, frame): (u32, fn(u32) -> u32),
     hops: &[(BitRate, Duration)],
     fastest: BitRate,
 ) -> Duration {
@@ -101,7 +113,7 @@ fn min_fct(
     }
     let n = f.size.div_ceil(mtu as u64);
     let last = f.size - (n - 1) * mtu as u64;
-    let wire = |payload: u64| (roce_data_frame(payload as u32) + PREAMBLE_IFG) as u64;
+    let wire = |payload: u64| on_wire(frame(payload as u32));
     let total = (n - 1) * wire(mtu as u64) + wire(last);
     let capacity =
         |node: crate::ids::NodeId| BitRate(net.ports_of(node).map(|p| net.ports[p.idx()].rate.0).sum());
@@ -134,7 +146,11 @@ mod tests {
             let largest = 4096 + 82;
             let expected =
                 c.tx_time(10_000 + 3 * 82).0 + h as u64 * d.0 + (h as u64 - 1) * c.tx_time(largest).0;
-            assert_eq!(ideal_fct(&f, 4096, &hops), Duration(expected), "h = {h}");
+            assert_eq!(
+                ideal_fct(&f, 4096, roce_data_frame, &hops),
+                Duration(expected),
+                "h = {h}"
+            );
         }
     }
 
@@ -152,7 +168,10 @@ mod tests {
         let (fast, slow, d) = (BitRate::gbps(100), BitRate::gbps(25), Duration::from_ns(100));
         let w = 4096 + 82;
         let expected = fast.tx_time(w).0 + d.0 + slow.tx_time(10 * w).0 + d.0;
-        assert_eq!(ideal_fct(&f, 4096, &[(fast, d), (slow, d)]), Duration(expected));
+        assert_eq!(
+            ideal_fct(&f, 4096, roce_data_frame, &[(fast, d), (slow, d)]),
+            Duration(expected)
+        );
     }
 
     /// The tandem recursion written out packet by packet: the reference for the closed form.
@@ -165,7 +184,7 @@ mod tests {
             } else {
                 f.size - (n - 1) * mtu as u64
             };
-            let w = (roce_data_frame(payload as u32) + PREAMBLE_IFG) as u64;
+            let w = on_wire(roce_data_frame(payload as u32));
             let mut arrived = 0u64;
             for (i, &(rate, delay)) in hops.iter().enumerate() {
                 done[i] = arrived.max(done[i]) + rate.tx_time(w).0;
@@ -197,7 +216,7 @@ mod tests {
                 deps: crate::workload::Deps::None,
             };
             assert_eq!(
-                ideal_fct(&f, mtu, &hops),
+                ideal_fct(&f, mtu, roce_data_frame, &hops),
                 recursion(&f, mtu, &hops),
                 "{hops:?} {} B",
                 f.size
@@ -244,7 +263,7 @@ mod tests {
         // All 100 frames at 100G, then the last one over 3 more hops at the fastest (100G),
         // and 4 cables of 100 ns.
         let expected = c.tx_time(100 * w).0 + 3 * c.tx_time(w).0 + 4 * d;
-        let b = bounds(&net, &[f], 4096)[0];
+        let b = bounds(&net, &[f], 4096, Transport::Roce)[0];
         assert_eq!(b.floor, Duration(expected));
         assert!(b.floor < b.ideal);
     }

@@ -112,7 +112,7 @@ pub fn encode(ctx: &FrameContext, pkt: &Packet, sender_port: u32, out: &mut Vec<
             ROCE_PORT
         }
         Transport::Uet => {
-            uet(pkt, &mut body);
+            uet(pkt, forward, &mut body);
             UET_PORT
         }
     };
@@ -264,7 +264,9 @@ fn pds_word(kind: u16, next: u16, flags: u16) -> [u8; 2] {
     (kind << 11 | next << 7 | flags).to_be_bytes()
 }
 
-fn uet(pkt: &Packet, out: &mut Vec<u8>) {
+/// The UET body of `pkt`; `forward` when it travels from the flow's sender to its receiver
+/// (a credit packet that way is a request to send).
+fn uet(pkt: &Packet, forward: bool, out: &mut Vec<u8>) {
     let pdc = (pkt.flow.0 as u16).wrapping_add(1);
     match pkt.kind {
         Kind::Data => {
@@ -282,8 +284,10 @@ fn uet(pkt: &Packet, out: &mut Vec<u8>) {
             out.extend_from_slice(&ses);
         }
         Kind::Ack => {
-            // ACK_CC (8); flags: ecn_marked bit 5.
-            out.extend_from_slice(&pds_word(8, 0, (pkt.has(flags::CE) as u16) << 5));
+            // ACK_CC (8); flags: m (the request was ECN-marked) bit 5, retx (an ACK of a
+            // retransmitted request) bit 4.
+            let f = (pkt.has(flags::CE) as u16) << 5 | (pkt.has(flags::RETX) as u16) << 4;
+            out.extend_from_slice(&pds_word(8, 0, f));
             out.extend_from_slice(&[0, 0]); // ack_psn_offset
             out.extend_from_slice(&pkt.seq.to_be_bytes()); // cumulative ACK PSN
             out.extend_from_slice(&pdc.to_be_bytes());
@@ -295,8 +299,9 @@ fn uet(pkt: &Packet, out: &mut Vec<u8>) {
             out.extend_from_slice(&[0u8; 8]); // CC state
         }
         Kind::Nak => {
-            // NACK (10): code TRIMMED (1) or TRIMMED_LASTHOP (2).
-            out.extend_from_slice(&pds_word(10, 0, 0));
+            // NACK (10): code TRIMMED (1) or TRIMMED_LASTHOP (2); flags: retx bit 4, the NACKed
+            // packet was a retransmission (UE 1.0 PDS NACK header; xdp2 uet/pds.h).
+            out.extend_from_slice(&pds_word(10, 0, (pkt.has(flags::RETX) as u16) << 4));
             out.push(if pkt.has(flags::LAST_HOP) { 2 } else { 1 });
             out.push(0);
             out.extend_from_slice(&pkt.seq.to_be_bytes());
@@ -305,8 +310,9 @@ fn uet(pkt: &Packet, out: &mut Vec<u8>) {
             out.extend_from_slice(&[0u8; 4]);
         }
         Kind::Credit => {
-            // CONTROL (11), control type CREDIT (7); the grant in the payload word.
-            out.extend_from_slice(&pds_word(11, 7, 0));
+            // CONTROL (11), control type CREDIT (7) from the receiver, CREDIT_REQ (8) from the
+            // sender; the payload word is the running total granted or the pull target.
+            out.extend_from_slice(&pds_word(11, if forward { 8 } else { 7 }, 0));
             out.extend_from_slice(&[0, 0]);
             out.extend_from_slice(&pkt.seq.to_be_bytes());
             out.extend_from_slice(&pdc.to_be_bytes());

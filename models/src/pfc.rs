@@ -51,9 +51,12 @@ pub struct PfcConfig {
     /// ingress threshold (alpha x free buffer).
     #[serde(default)]
     pub xoff: Option<Bytes>,
-    /// XON when the group's shared use falls this far below its XOFF threshold.
-    #[serde(default = "default_xon_offset")]
-    pub xon_offset: Bytes,
+    /// XON hysteresis: a switch PG resumes when its shared use is this far below its XOFF
+    /// threshold (default: the ASIC profile's, as SONiC's templates set it), a NIC receive
+    /// buffer when its fill is this far below XOFF (default: mlx5's rule, one maximum-MTU
+    /// frame, see `crate::nic::rx`).
+    #[serde(default)]
+    pub xon_offset: Option<Bytes>,
     /// A port paused (or pausing its peer) continuously for longer than this counts a storm.
     #[serde(default = "default_watchdog")]
     pub watchdog: Duration,
@@ -81,10 +84,6 @@ fn default_quanta() -> u16 {
 fn default_response() -> u16 {
     60
 }
-/// Two 4 KB frames of hysteresis.
-fn default_xon_offset() -> Bytes {
-    Bytes(2 * 4178)
-}
 /// SONiC's PFC watchdog default detection time.
 fn default_watchdog() -> Duration {
     Duration(200 * 1_000_000_000)
@@ -104,7 +103,7 @@ impl Default for PfcConfig {
             response_quanta: default_response(),
             headroom: None,
             xoff: None,
-            xon_offset: default_xon_offset(),
+            xon_offset: None,
             watchdog: default_watchdog(),
             deadlock_timeout: default_deadlock_timeout(),
             on_deadlock: OnDeadlock::Stop,

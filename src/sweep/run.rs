@@ -228,7 +228,12 @@ fn run_point(sweep: &SweepFile, scenario: &Path, p: &Point, out: &Path) -> Vec<V
             );
             for c in &COLUMNS[2..COLUMNS.len() - 1] {
                 let ptr = format!("/{}", c.replace('.', "/"));
-                r.push(v.pointer(&ptr).map(|x| x.to_string()).unwrap_or_default());
+                r.push(
+                    v.pointer(&ptr)
+                        .filter(|x| !x.is_null())
+                        .map(|x| x.to_string())
+                        .unwrap_or_default(),
+                );
             }
             r.push(if ok {
                 String::new()

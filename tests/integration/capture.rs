@@ -259,6 +259,7 @@ fn uet_captures_show_trims_nacks_and_credits() {
                 "udp.dstport",
                 "uet_pds.nack_code",
                 "ip.dsfield.ecn",
+                "uet_pds.retrans",
             ],
             true,
         );
@@ -285,6 +286,13 @@ fn uet_captures_show_trims_nacks_and_credits() {
                     .any(|x| x[0] == "10" && (x[3] == "0x01" || x[3] == "0x02")),
                 "NACKs of trimmed packets"
             );
+            // The port sees each trimmed header go to h0 and h0's NACK come back: a NACK says
+            // `retx` exactly when the packet it NACKs was a resend (UE PDS NACK flag 0x10).
+            let set = |x: &str| x == "1" || x == "True";
+            let trimmed_resends = data.iter().filter(|x| x[1] == "102" && set(&x[5])).count();
+            let nacked_resends = f.iter().filter(|x| x[0] == "10" && set(&x[5])).count();
+            assert!(trimmed_resends > 0, "resends are trimmed too in this incast");
+            assert_eq!(nacked_resends, trimmed_resends);
         } else {
             assert!(f.iter().any(|x| x[0] == "11"), "RCCC credits");
         }

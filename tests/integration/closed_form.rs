@@ -158,7 +158,7 @@ fn incast_with_ample_buffer_finishes_at_n_times_size_over_capacity() {
         let np = size.div_ceil(4096);
         let s_wire = (np - 1) * roce_wire(4096) + roce_wire(size - (np - 1) * 4096);
         let expected = tx_ns(n * s_wire, rate as f64);
-        let makespan = r[0].summary.fct_ns.max;
+        let makespan = r[0].summary.fct_ns.max.unwrap();
         assert_close(
             makespan,
             expected,
@@ -197,4 +197,64 @@ fn ecmp_spreads_a_permutation_over_all_spines() {
             .sum();
         assert!(bytes > 0, "spine{spine} carried nothing");
     }
+}
+
+#[test]
+fn a_uet_flow_alone_takes_its_own_framing_and_reports_a_slowdown_of_one() {
+    // UET data frames carry 102 B of headers (Eth 14 + FCS 4 + IPv4 20 + UDP 8 + PDS 12 + SES
+    // 44), 122 B on the wire: one flow alone over two hops at line rate is exactly its ideal.
+    let (size, mtu, gbps, d) = (1_000_000u64, 4096u64, 100.0, 500.0);
+    let n = size.div_ceil(mtu);
+    let last = size - (n - 1) * mtu;
+    let wire = |p: u64| p + 122;
+    let expected = tx_ns((n - 1) * wire(mtu) + wire(last), gbps) + 2.0 * d + tx_ns(wire(mtu), gbps);
+    let toml = r#"
+        [topology]
+        kind = "star"
+        hosts = 2
+        host_link = { rate = "100Gbps", delay = "500ns" }
+        [nic]
+        transport = "uet"
+        [[flow]]
+        src = 0
+        dst = 1
+        size = "1MB"
+    "#;
+    let r = run(toml).remove(0);
+    let f = &r.flows[0];
+    assert_close(f.ideal_fct_ns, expected, 1.0, 1e-6, "ideal FCT in UET framing");
+    assert_close(f.fct_ns.unwrap(), expected, 10.0, 1e-3, "FCT");
+    assert_close(f.slowdown.unwrap(), 1.0, 0.0, 1e-3, "slowdown");
+}
+
+#[test]
+fn the_sender_learns_of_completion_one_ack_later() {
+    // flows.csv's sender-side completion is the last ACK's arrival: the receiver answers the
+    // last packet at once with a 66 B ACK (BTH + AETH), 86 B on the wire, one cable back.
+    let toml = r#"
+        [topology]
+        kind = "back-to-back"
+        link = { rate = "100Gbps", delay = "700ns" }
+        [[flow]]
+        src = 0
+        dst = 1
+        size = "1MB"
+    "#;
+    let r = run(toml).remove(0);
+    let f = &r.flows[0];
+    let ack = tx_ns(86, 100.0) + 700.0;
+    assert_close(
+        f.sender_fct_ns.unwrap() - f.fct_ns.unwrap(),
+        ack,
+        0.01,
+        0.0,
+        "last ACK's trip",
+    );
+    assert_close(
+        f.sender_finish_ns.unwrap(),
+        f.finish_ns.unwrap() + ack,
+        0.01,
+        0.0,
+        "sender finish",
+    );
 }

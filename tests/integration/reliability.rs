@@ -122,7 +122,7 @@ fn storms_name_the_slow_receiver_that_started_them() {
         rx_rate = "25Gbps"
         [pfc]
         priorities = [3]
-        watchdog = "20us"
+        watchdog = "2us"
         [[flow]]
         src = 0
         dst = 4
@@ -143,7 +143,7 @@ fn storms_name_the_slow_receiver_that_started_them() {
             "recorded twice: {s:?}"
         );
         assert_eq!(s.started_by, "h4 to-right", "{s:?}");
-        assert!(s.duration_ns > 20_000.0);
+        assert!(s.duration_ns > 2_000.0, "longer than the watchdog: {s:?}");
     }
     assert!(r.summary.pfc_deadlocks.is_empty());
     // At line rate h4 keeps up: no pause, no storm.

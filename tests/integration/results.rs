@@ -85,7 +85,7 @@ fn csv_headers_are_stable() {
     };
     assert_eq!(
         first("flows.csv"),
-        "variant,flow_id,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_fct_ns,slowdown,status"
+        "variant,flow_id,src,dst,size_bytes,start_ns,finish_ns,fct_ns,sender_finish_ns,sender_fct_ns,ideal_fct_ns,slowdown,status"
     );
     assert_eq!(first("counters.csv"), "variant,node,port,counter,value");
     assert_eq!(first("timeseries.csv"), "variant,time_ns,series,key,value");
@@ -185,4 +185,89 @@ fn reruns_replace_results_and_foreign_directories_are_refused() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("not sim results"));
     assert_eq!(std::fs::read(foreign.join("thesis.tex")).unwrap(), b"keep me");
     assert!(!foreign.join("summary.json").exists());
+}
+
+/// A scenario of `flows` incast senders with run limits `run`, written and run; its results.
+fn run_text(name: &str, toml: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sim-results-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("s.toml");
+    std::fs::write(&file, toml).unwrap();
+    let out = dir.join("out");
+    let o = sim_run(&file, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+#[test]
+fn a_run_whose_flows_all_completed_is_complete_whatever_timers_were_pending() {
+    // RoCEv2's retransmission timer (67 ms by default) is armed past run.max_time when the
+    // flow finishes; the run ends with the flow, not at the limit.
+    let out = run_text(
+        "honest",
+        r#"
+        [topology]
+        kind = "back-to-back"
+        link = { rate = "100Gbps", cable = "3m" }
+        [run]
+        max_time = "1ms"
+        [[flow]]
+        src = 0
+        dst = 1
+        size = "100KB"
+        "#,
+    );
+    let v = &summary_json(&out)["variants"][0];
+    assert_eq!(v["flows_completed"], 1);
+    assert!(v["incomplete"].is_null(), "{}", v["incomplete"]);
+    let simulated = v["simulated_ns"].as_f64().unwrap();
+    let finish = v["fct_ns"]["max"].as_f64().unwrap();
+    assert!(
+        simulated >= finish && simulated < 2.0 * finish,
+        "{simulated} ns for a flow done at {finish} ns"
+    );
+}
+
+#[test]
+fn no_completion_means_no_percentile_and_no_best() {
+    // Stopped before any flow finished: its FCT quantiles are null, not 0, and report.md names
+    // no variant with unfinished flows the best.
+    let out = run_text(
+        "empty",
+        r#"
+        [topology]
+        kind = "star"
+        hosts = 3
+        host_link = { rate = "100Gbps", cable = "3m" }
+        [run]
+        max_time = "2us"
+        [[workload]]
+        kind = "incast"
+        size = "1MB"
+        [[variant]]
+        name = "a"
+        [[variant]]
+        name = "b"
+        nic.mtu = "1024B"
+        "#,
+    );
+    for v in summary_json(&out)["variants"].as_array().unwrap() {
+        assert_eq!(v["flows_completed"], 0);
+        for k in ["p50", "p99", "max"] {
+            assert!(
+                v["fct_ns"][k].is_null() && v["sender_fct_ns"][k].is_null(),
+                "{k}: {}",
+                v["fct_ns"]
+            );
+        }
+        assert!(v["slowdown"]["p50"].is_null());
+    }
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(report.contains("| a | 0/2 | - | - | -"), "{report}");
+    assert!(!report.contains("**a**") && !report.contains("**b**"), "{report}");
+    assert!(
+        report.contains("Unfinished flows (not compared): a, b."),
+        "{report}"
+    );
 }

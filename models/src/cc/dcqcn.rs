@@ -8,7 +8,8 @@
 //!
 //! Reaction point (per QP, sender), [`ReactionPoint`]:
 //! - alpha: every dce_tcp_rtt, alpha <- (1-g)*alpha + g if a CNP arrived in that period, else
-//!   (1-g)*alpha. Firmware alpha is 10-bit fixed point (1024 = 1.0) and dce_tcp_g is the weight
+//!   (1-g)*alpha. The paper's alpha lives from the QP's start (alpha = 1, decaying before any
+//!   CNP); ConnectX firmware creates it at the first CNP (`DcqcnParams::alpha_from_start`). Firmware alpha is 10-bit fixed point (1024 = 1.0) and dce_tcp_g is the weight
 //!   of the old value: g = (1024 - dce_tcp_g)/1024 (1019 -> 5/1024; the paper's 1/256 is 1020).
 //!   Evaluated lazily: the first CNP of a period applies the increment at once and that period
 //!   then has no decay. A QP's first CNP instead sets alpha = initial_alpha_value (as HPCC's
@@ -130,6 +131,13 @@ firmware_params! {
 #[derive(Debug, Clone)]
 pub struct DcqcnParams {
     pub preset: DcqcnPreset,
+    /// Alpha exists, and decays, from the QP's start (the paper's algorithm and fluid model:
+    /// alpha = 1 at the start, (1-g) alpha every alpha period without a CNP; Zhu et al.,
+    /// SIGCOMM 2015, and the CoNEXT 2016 model, whose flows start with alpha = 1). Otherwise it
+    /// is created at initial_alpha_value by the first CNP, as ConnectX firmware does (NVIDIA
+    /// DOCA "DCQCN CC Parameters": "the initial value of alpha that should be used when
+    /// receiving the first CNP for a flow"; HPCC's ns-3 `cnp_received_mlx` does the same).
+    pub alpha_from_start: bool,
     pub g: f64,
     pub alpha_timer: Duration,
     pub initial_alpha: f64,
@@ -229,6 +237,7 @@ impl DcqcnConfig {
         in_range("cnp_802p_prio", f.cnp_802p_prio.into(), 0, 7, "")?;
         Ok(DcqcnParams {
             preset,
+            alpha_from_start: preset == DcqcnPreset::DcqcnPaper,
             g: f64::from(1024 - f.dce_tcp_g) / 1024.0,
             alpha_timer: f.dce_tcp_rtt,
             initial_alpha: f64::from(f.initial_alpha_value) / 1024.0,
@@ -290,6 +299,9 @@ pub struct ReactionPoint {
     alpha_epoch: Time,
     /// The current alpha period already had its (CNP) update.
     alpha_updated: bool,
+    /// Alpha decays and is updated (from the start, or from the first CNP; see
+    /// [`DcqcnParams::alpha_from_start`]).
+    alpha_live: bool,
     cnp_seen: bool,
     last_cut: Option<Time>,
     inc: Increase,
@@ -309,6 +321,7 @@ impl ReactionPoint {
             alpha: p.initial_alpha,
             alpha_epoch: now,
             alpha_updated: false,
+            alpha_live: p.alpha_from_start,
             cnp_seen: false,
             last_cut: None,
             inc: Increase::default(),
@@ -338,7 +351,7 @@ impl ReactionPoint {
 
     fn alpha_at(&self, now: Time) -> (f64, Time, bool) {
         let k = now.saturating_since(self.alpha_epoch).0 / self.alpha_period.0;
-        if !self.cnp_seen || k == 0 {
+        if !self.alpha_live || k == 0 {
             return (self.alpha, self.alpha_epoch, self.alpha_updated);
         }
         let decays = k - u64::from(self.alpha_updated);
@@ -350,8 +363,9 @@ impl ReactionPoint {
     /// rate_reduce_monitor_period.
     pub fn on_cnp(&mut self, p: &DcqcnParams, now: Time) -> CnpOutcome {
         let first = !self.cnp_seen;
-        if first {
-            self.cnp_seen = true;
+        self.cnp_seen = true;
+        if !self.alpha_live {
+            self.alpha_live = true;
             (self.alpha, self.alpha_epoch, self.alpha_updated) = (p.initial_alpha, now, false);
         } else {
             (self.alpha, self.alpha_epoch, self.alpha_updated) = self.alpha_at(now);

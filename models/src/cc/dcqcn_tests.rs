@@ -136,8 +136,35 @@ fn second_cnp_within_monitor_period_is_ignored() {
 }
 
 #[test]
+fn the_papers_alpha_decays_from_the_start_and_the_first_cnp_updates_it() {
+    // SIGCOMM 2015: alpha = 1 at the start, (1-g) alpha every T' = 55 us without a CNP, and a
+    // CNP gives (1-g) alpha + g: after 10 ms of silence alpha = (1-g)^181 ~ 0.49.
+    let p = params("preset = \"dcqcn-paper\"");
+    let mut rp = rp_at_line(&p);
+    let t_alpha = p.alpha_timer.0;
+    let quiet = Time(10_000_000_000);
+    let k = (quiet.0 / t_alpha) as i32;
+    let want = (1.0 - p.g).powi(k);
+    assert!(
+        (rp.alpha(quiet) - want).abs() < 1e-12,
+        "{} vs {want}",
+        rp.alpha(quiet)
+    );
+    assert!((want - 0.49).abs() < 0.01);
+    rp.on_cnp(&p, quiet);
+    let after = (1.0 - p.g) * want + p.g;
+    assert!((rp.alpha(quiet) - after).abs() < 1e-12);
+    assert_rate(rp.rate(), 100e9 * (1.0 - after / 2.0));
+    // Firmware: no alpha before the first CNP, then initial_alpha_value.
+    let cx = params("");
+    let mut fw = rp_at_line(&cx);
+    fw.on_cnp(&cx, quiet);
+    assert_eq!(fw.alpha(quiet), cx.initial_alpha);
+}
+
+#[test]
 fn alpha_decays_geometrically_without_cnps() {
-    for preset in ["connectx", "dcqcn-paper", "hpcc-ns3"] {
+    for preset in ["connectx", "hpcc-ns3"] {
         let p = params(&format!("preset = \"{preset}\""));
         let mut rp = rp_at_line(&p);
         rp.on_cnp(&p, us(10));

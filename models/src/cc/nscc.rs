@@ -16,7 +16,16 @@
 //! (`cwnd += inc / cwnd`, plus `eta` once per RTT). Quick adapt drops the window to what was
 //! actually delivered in the last RTT when the path is badly congested (a trim, or delay over
 //! 4 targets). A NACK (trimmed packet) takes its bytes off the window. The window stays
-//! between one MTU and 1.5 BDP and starts at the maximum.
+//! between one MTU and 1.5 BDP and starts at the maximum (UE 1.0 CMS, NSCC `max_wnd`;
+//! uet-htsim `set_cwnd_bounds`).
+//!
+//! One deviation: the window admits whole packets (a packet goes when cwnd >= in flight + its
+//! size), so a ceiling below BDP + one packet keeps less than a round trip's worth in flight.
+//! On a path whose base RTT is under about 1.3 packet times (a 3 m DAC: 0.37 us against
+//! 0.34 us for a 4 KiB frame at 100 Gb/s) 1.5 BDP is one packet, and a single flow would run
+//! at T_ser / RTT of line rate (about 90 %). Neither the specification text we could check nor
+//! uet-htsim sets a floor; we raise the ceiling to BDP + one MTU there, which changes nothing
+//! on longer paths (1.5 BDP >= BDP + MTU once the BDP is two packets).
 //!
 //! Gains scale as the reference model scales them, from a 100 Gb/s, 12 us reference network:
 //! `a = BDP / 150 KB`, `b = target / 12 us`, `alpha = 4 MSS a b / target`, `fi = 5 MSS a`,
@@ -117,10 +126,24 @@ pub struct Nscc {
     pub quick_adapts: u64,
 }
 
+/// The window's ceiling on a path of round trip `rtt_ps`: 1.5 BDP, at least BDP + one MTU.
+fn ceiling(p: &NsccParams, rtt_ps: f64) -> f64 {
+    let bdp = p.line_rate.0 as f64 * rtt_ps / 8.0 / 1e12;
+    (1.5 * bdp).max(bdp + p.mtu)
+}
+
 impl Nscc {
-    pub fn new(p: &NsccParams, now: Time) -> Nscc {
-        let base_rtt = p.network_rtt.0 as f64;
-        let maxwnd = 1.5 * p.line_rate.0 as f64 * base_rtt / 8.0 / 1e12;
+    /// A flow's NSCC, starting at `now` on a path whose unloaded round trip is `path_rtt`.
+    ///
+    /// Its base RTT starts at that path's own round trip, what its first packet on an idle
+    /// path measures (uet-htsim's `-enable_accurate_base_rtt`), and is lowered by any smaller
+    /// sample. Starting every flow at the network's longest round trip instead (uet-htsim's
+    /// default) understates the queueing delay of flows on shorter paths until they happen to
+    /// see an idle queue, so flows on one path get shares that depend on whether they ever
+    /// did; the target delay and the gains stay network-wide (UE 1.0 CMS config_base_rtt).
+    pub fn new(p: &NsccParams, now: Time, path_rtt: Duration) -> Nscc {
+        let base_rtt = path_rtt.0.min(p.network_rtt.0).max(1) as f64;
+        let maxwnd = ceiling(p, base_rtt);
         Nscc {
             cwnd: p.initial_window.unwrap_or(maxwnd).clamp(p.mtu, maxwnd.max(p.mtu)),
             base_rtt,
@@ -155,7 +178,7 @@ impl Nscc {
     fn update_base_rtt(&mut self, p: &NsccParams, raw: f64) {
         if raw < self.base_rtt {
             self.base_rtt = raw;
-            self.maxwnd = (1.5 * p.line_rate.0 as f64 * raw / 8.0 / 1e12).max(p.mtu);
+            self.maxwnd = ceiling(p, raw);
         }
     }
 
@@ -175,11 +198,11 @@ impl Nscc {
         p: &NsccParams,
         now: Time,
         loss: bool,
-        ecn: bool,
+        skip: bool,
         delay: f64,
         inflight: u64,
     ) -> bool {
-        if ecn && self.bytes_ignored < self.bytes_to_ignore {
+        if skip && self.bytes_ignored < self.bytes_to_ignore {
             self.inc_bytes = 0.0;
             self.received_bytes = 0.0;
             return true;
@@ -223,9 +246,9 @@ impl Nscc {
         let acked = newly_acked as f64;
         self.achieved_bytes += acked;
         self.received_bytes += acked;
-        if ecn {
-            self.bytes_ignored += acked;
-        }
+        // Feedback on what was in flight when quick adapt fired: all of it counts towards the
+        // bytes to ignore (uet-htsim `processAck`: `_bytes_ignored += newly_recvd_bytes`).
+        self.bytes_ignored += acked;
         if self.quick_adapt(p, now, false, ecn, delay, inflight) {
             return;
         }
@@ -282,7 +305,9 @@ impl Nscc {
         let rtt = p.network_rtt.0 as f64;
         self.update_delay(p, rtt, true);
         self.trigger_qa = true;
-        if self.quick_adapt(p, now, true, false, rtt, inflight) {
+        // A NACK is skipped like an ECN echo while quick adapt's bytes are being ignored
+        // (uet-htsim `updateCwndOnNack_NSCC`: `quick_adapt(true, true, 0)`).
+        if self.quick_adapt(p, now, true, true, rtt, inflight) {
             return;
         }
         if cut {
@@ -327,15 +352,40 @@ mod tests {
     #[test]
     fn window_starts_at_one_and_a_half_bdp() {
         let p = params();
-        let n = Nscc::new(&p, Time::ZERO);
+        let n = Nscc::new(&p, Time::ZERO, p.network_rtt);
         assert!((n.cwnd - 225_000.0).abs() < 1.0, "1.5 x 150 KB");
         assert!(n.allows(200_000, 4096) && !n.allows(222_000, 4096));
     }
 
     #[test]
+    fn a_path_shorter_than_two_packets_still_keeps_two_in_flight() {
+        // 100 Gb/s, 374 ns round trip: BDP = 4675 B, 1.5 BDP = 7012 B < 2 x 4096 B; the
+        // ceiling is BDP + MTU = 8771 B, two packets.
+        let p = NsccParams::new(
+            &NsccConfig::default(),
+            BitRate::gbps(100),
+            Duration(374_000),
+            4096,
+            true,
+        );
+        let n = Nscc::new(&p, Time::ZERO, p.network_rtt);
+        assert!((n.maxwnd() - (4675.0 + 4096.0)).abs() < 1.0, "{}", n.maxwnd());
+        assert!(n.allows(4096, 4096));
+        // A 12 us path is unchanged: 1.5 x 150 KB.
+        let long = NsccParams::new(
+            &NsccConfig::default(),
+            BitRate::gbps(100),
+            Duration::from_us(12),
+            4096,
+            true,
+        );
+        assert!((Nscc::new(&long, Time::ZERO, long.network_rtt).maxwnd() - 225_000.0).abs() < 1.0);
+    }
+
+    #[test]
     fn ecn_with_high_delay_cuts_at_most_once_per_rtt_and_never_below_half() {
         let p = params();
-        let mut n = Nscc::new(&p, Time::ZERO);
+        let mut n = Nscc::new(&p, Time::ZERO, p.network_rtt);
         n.avg_delay = 100e6; // far above target: the factor floors at 0.5
         let before = n.cwnd;
         let rtt = Duration::from_us(12 + 50); // delay 50 us >= target
@@ -354,7 +404,7 @@ mod tests {
     #[test]
     fn ecn_with_low_delay_holds_the_window() {
         let p = params();
-        let mut n = Nscc::new(&p, Time::ZERO);
+        let mut n = Nscc::new(&p, Time::ZERO, p.network_rtt);
         n.cwnd = 100_000.0;
         n.on_ack(&p, Time(1_000_000), 4096, Duration::from_us(13), true, 50_000);
         assert_eq!(n.cwnd, 100_000.0);
@@ -363,7 +413,7 @@ mod tests {
     #[test]
     fn nack_takes_its_bytes_off_the_window() {
         let p = params();
-        let mut n = Nscc::new(&p, Time::ZERO);
+        let mut n = Nscc::new(&p, Time::ZERO, p.network_rtt);
         n.cwnd = 100_000.0;
         n.achieved_bytes = 1e9; // enough delivered: quick adapt does not fire
         n.on_nack(&p, Time(100), 4096, true, 50_000);
@@ -375,7 +425,7 @@ mod tests {
     #[test]
     fn quick_adapt_falls_to_what_was_delivered() {
         let p = params();
-        let mut n = Nscc::new(&p, Time::ZERO);
+        let mut n = Nscc::new(&p, Time::ZERO, p.network_rtt);
         n.achieved_bytes = 10_000.0; // < maxwnd / 8
         n.on_nack(&p, Time(30_000_000), 4096, true, 80_000);
         assert_eq!(n.cwnd, 10_000.0);

@@ -6,8 +6,9 @@
 //! fill the path once; its first feedback (ACK, NACK or credit) ends the speculation. From then
 //! on it sends only against credit that the receiver grants, `credit_per_pull` (4 MTU) at a
 //! time, round robin across the flows that ask for it, paced so that the grants add up to 99 %
-//! of the receiver's line rate. Every data packet tells the receiver how much more the sender
-//! needs. Credit counts wire bytes (a packet costs its frame, preamble and gap), so grants at
+//! of the receiver's line rate. Every data packet tells the receiver how much the sender needs
+//! in all (a cumulative pull target), and every credit packet how much the receiver has
+//! granted in all, so a lost request or grant is made good by the next one. Credit counts wire bytes (a packet costs its frame, preamble and gap), so grants at
 //! 99 % of line rate never outrun the link. An incast therefore queues at the senders, not at
 //! the receiver's switch port.
 
@@ -78,10 +79,15 @@ impl RcccSender {
         }
     }
 
-    pub fn on_credit(&mut self, bytes: u64) {
+    /// A credit packet arrived saying the receiver has granted `total` quanta in all: what is
+    /// new in it is this sender's (a grant lost on the way is made good by the next one).
+    /// Returns the bytes newly granted.
+    pub fn on_credit(&mut self, total: u64) -> u64 {
         self.on_feedback();
-        self.received += bytes;
-        self.credit = (self.credit + bytes as i64).min(self.cap);
+        let newly = (total * QUANTUM).saturating_sub(self.received);
+        self.received += newly;
+        self.credit = (self.credit + newly as i64).min(self.cap);
+        newly
     }
 
     /// Bytes to ask for: what is left to send, at most the cap, minus the credit in hand;
@@ -120,8 +126,9 @@ mod tests {
         assert!(s.allows());
         s.on_feedback();
         assert!(!s.allows(), "positive speculative credit is dropped");
-        s.on_credit(16_384);
+        assert_eq!(s.on_credit(64), 16_384, "64 quanta in all");
         assert_eq!(s.credit(), 10_000, "capped at 1.5 BDP");
+        assert_eq!(s.on_credit(64), 0, "a repeated total grants nothing");
         s.on_sent(12_000);
         assert!(!s.allows());
     }
@@ -137,9 +144,9 @@ mod tests {
         assert_eq!(s.need(1_000, 4_218), 4_218, "at least a packet while speculating");
         s.on_feedback();
         assert_eq!(s.need(1_000_000, 4_218), 100_000);
-        s.on_credit(16_000);
-        assert_eq!(s.need(50_000, 4_218), 34_000);
-        assert_eq!(s.target(50_000, 4_218), (16_000u64 + 34_000).div_ceil(256) as u32);
+        s.on_credit(62);
+        assert_eq!(s.need(50_000, 4_218), 50_000 - 62 * 256);
+        assert_eq!(s.target(50_000, 4_218), 50_000u64.div_ceil(256) as u32);
     }
 
     #[test]

@@ -40,10 +40,24 @@ pub struct Uet {
     /// State of a small PRNG (SplitMix64) for REPS exploration.
     pub ev_rng: u64,
     pub cc: crate::cc::UetCc,
+    /// The sender's retransmission timeout (adaptive, backed off).
+    pub timer: super::uet::rto::RetxTimer,
+    /// The receiver's ACK coalescing timer is scheduled.
+    pub ack_timer: bool,
+    /// The last data packet the receiver took: its send time, its arrival and its entropy (an
+    /// ACK sent later on the timer echoes the send time shifted by the hold, as UET's ACK_CC
+    /// reports the receiver's `service_time`, so the sender's round-trip sample stays true).
+    pub last_data: (Time, Time, u16),
+    /// RCCC: the sender's credit-wait timer is scheduled, and how often it has expired since
+    /// credit last arrived (it doubles each time).
+    pub credit_timer: bool,
+    pub credit_waits: u32,
+    /// When credit last arrived (a wait is measured from it).
+    pub last_credit: Time,
     // Receiver side of RCCC.
-    /// Bytes the sender last said it needs.
+    /// Credit the sender has asked for in all, in quanta (its cumulative pull target).
     pub want: u64,
-    /// Bytes granted since that request.
+    /// Credit granted in all, in quanta.
     pub granted: u64,
     /// In its receiver's pacer list.
     pub listed: bool,
@@ -56,6 +70,12 @@ impl Uet {
             ev,
             ev_rng: seed,
             cc: crate::cc::UetCc::default(),
+            timer: Default::default(),
+            ack_timer: false,
+            last_data: (Time::ZERO, Time::ZERO, 0),
+            credit_timer: false,
+            credit_waits: 0,
+            last_credit: Time::ZERO,
             want: 0,
             granted: 0,
             listed: false,
@@ -82,6 +102,8 @@ pub struct Flow {
     pub last_wire: u64,
     pub rto_deadline: Time,
     pub rto_pending: bool,
+    /// The sender gave up: its retransmission timer expired too often without progress.
+    pub gave_up: bool,
     pub cc_timer_pending: bool,
     pub sender_done: Option<Time>,
     /// When the flow started (its spec's start, or later when it waited for other flows).
@@ -94,7 +116,12 @@ pub struct Flow {
     // Statistics.
     pub retransmitted: u64,
     pub retransmitted_bytes: u64,
+    /// Retransmission timeouts that resent data.
     pub timeouts: u64,
+    /// UET: PSNs presumed lost from selective ACKs (resent without a timeout).
+    pub sack_losses: u64,
+    /// UET RCCC: requests to send after a credit wait.
+    pub credit_requests: u64,
     pub naks_received: u64,
     pub acks_received: u64,
     pub cnp_handled: u64,
@@ -123,6 +150,7 @@ impl Flow {
             last_wire: 0,
             rto_deadline: Time::ZERO,
             rto_pending: false,
+            gave_up: false,
             cc_timer_pending: false,
             sender_done: None,
             started: None,
@@ -132,6 +160,8 @@ impl Flow {
             retransmitted: 0,
             retransmitted_bytes: 0,
             timeouts: 0,
+            sack_losses: 0,
+            credit_requests: 0,
             naks_received: 0,
             acks_received: 0,
             cnp_handled: 0,
@@ -163,6 +193,9 @@ impl Flow {
     /// True when the sender may send a packet now (rate limiting aside).
     #[inline]
     pub fn can_send(&self) -> bool {
+        if self.gave_up {
+            return false;
+        }
         match &self.proto {
             Proto::Roce(q) => q.can_send(self.packets, self.mtu),
             Proto::Uet(u) => u.pdc.has_work() && u.cc.allows(u.pdc.inflight, self.mtu as u64),
@@ -252,7 +285,6 @@ impl Flow {
     /// The retransmission timer expired at `now` with data outstanding. Returns the payload
     /// bytes presumed lost (UET: those out for `rto` or longer; RoCEv2 rewinds to the last ACK).
     pub fn on_timeout(&mut self, now: Time, rto: sim_core::Duration) -> u64 {
-        self.timeouts += 1;
         let (size, mtu, packets) = (self.spec.size, self.mtu, self.packets);
         match &mut self.proto {
             Proto::Roce(q) => {
@@ -260,6 +292,15 @@ impl Flow {
                 0
             }
             Proto::Uet(u) => u.pdc.on_timeout(now, rto, |p| payload_of(size, mtu, packets, p)),
+        }
+    }
+
+    /// The retransmission timeout in force: RoCEv2's fixed `base` (the verbs
+    /// `local_ack_timeout`), UET's adaptive one (at least `base`, at most `max`).
+    pub fn rto(&self, base: sim_core::Duration, max: sim_core::Duration) -> sim_core::Duration {
+        match &self.proto {
+            Proto::Roce(_) => base,
+            Proto::Uet(u) => u.timer.rto(base, max),
         }
     }
 

@@ -132,15 +132,39 @@ pub struct NicConfig {
     /// UET: the receiver acknowledges every this many bytes of new data (uet-htsim 16 KiB).
     #[serde(default = "default_ack_bytes")]
     pub ack_bytes: Bytes,
-    /// UET retransmission timeout. Default: 15 us + 6 network RTTs (uet-htsim's
-    /// 15 us + 6 queue drains with a one-BDP queue).
+    /// UET retransmission timeout's floor and first value. Default: 15 us + 6 network RTTs
+    /// (uet-htsim's 15 us + 6 queue drains with a one-BDP queue). It adapts to the measured
+    /// round trip above that (RFC 6298) and doubles on each expiry (`nic/uet/rto.rs`).
     #[serde(default)]
     pub rto: Option<Duration>,
+    /// UET: the longest the retransmission timeout may grow to by backing off.
+    #[serde(default = "default_rto_max")]
+    pub rto_max: Duration,
+    /// UET: expiries without progress before a PDC gives up (UE PDS `Max_RTO_Retx_Cnt`).
+    #[serde(default = "default_rto_retries")]
+    pub rto_retries: u32,
+    /// UET: the receiver acknowledges data that no ACK has covered after this long (default:
+    /// one network round trip).
+    #[serde(default)]
+    pub ack_timeout: Option<Duration>,
+    /// UET with RCCC: a sender out of credit with data to send and no credit arriving asks
+    /// the receiver again (a request to send) after this long, doubling while none comes
+    /// (default: the retransmission timeout's floor).
+    #[serde(default)]
+    pub credit_timeout: Option<Duration>,
     /// UET: 802.1p priority of ACKs, NACKs and credits (control, ahead of data).
     #[serde(default = "default_control_prio")]
     pub control_prio: u8,
 }
 
+/// 100 ms: far above any round trip, far below a run's length.
+fn default_rto_max() -> Duration {
+    Duration(100 * 1_000_000_000)
+}
+/// UE 1.0 PDS `Max_RTO_Retx_Cnt` default (xdp2's spec configuration table).
+fn default_rto_retries() -> u32 {
+    5
+}
 fn default_ack_bytes() -> Bytes {
     Bytes(16_384)
 }
@@ -179,6 +203,10 @@ impl Default for NicConfig {
             lb: LbConfig::default(),
             ack_bytes: default_ack_bytes(),
             rto: None,
+            rto_max: default_rto_max(),
+            rto_retries: default_rto_retries(),
+            ack_timeout: None,
+            credit_timeout: None,
             control_prio: default_control_prio(),
         }
     }
@@ -250,8 +278,18 @@ impl NicConfig {
         if self.ack_bytes.0 == 0 {
             return Err(FieldError::new("nic.ack_bytes", "must be greater than zero"));
         }
-        if self.rto == Some(Duration::ZERO) {
-            return Err(FieldError::new("nic.rto", "must be greater than zero"));
+        for (key, d) in [
+            ("nic.rto", self.rto),
+            ("nic.rto_max", Some(self.rto_max)),
+            ("nic.ack_timeout", self.ack_timeout),
+            ("nic.credit_timeout", self.credit_timeout),
+        ] {
+            if d == Some(Duration::ZERO) {
+                return Err(FieldError::new(key, "must be greater than zero"));
+            }
+        }
+        if self.rto_retries == 0 {
+            return Err(FieldError::new("nic.rto_retries", "must be at least 1"));
         }
         if self.control_prio > 7 {
             return Err(FieldError::new(

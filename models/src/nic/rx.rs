@@ -3,13 +3,24 @@
 //!
 //! Frames wait in a FIFO drained at the host's rate. When a lossless priority's frames leave
 //! the buffer with no more free space than the cable's PFC headroom, the NIC sends XOFF on
-//! its port, and XON once it has drained `xon_offset` below that point: the NIC-generated
-//! pause ConnectX documents for receive-buffer congestion ("rx_prio{p}_pause" on the peer,
-//! `tx_prio{p}_pause` here). Frames that find the buffer full are discarded
+//! its port, and XON once it has drained below that point by the XON hysteresis: the
+//! NIC-generated pause ConnectX documents for receive-buffer congestion ("rx_prio{p}_pause" on
+//! the peer, `tx_prio{p}_pause` here). Frames that find the buffer full are discarded
 //! (`rx_prio{p}_discards`).
+//!
+//! The thresholds follow mlx5's receive-buffer configuration (Linux
+//! `drivers/net/ethernet/mellanox/mlx5/core/en/port_buffer.c`, `update_xoff_threshold`):
+//! XOFF at the buffer size less the headroom (`xoff`), XON one maximum MTU below it, the
+//! larger of the device's maximum MTU and 9216 B (`MINIMUM_MAX_MTU`; commit e28408e98bce,
+//! "net/mlx5e: Update xon formula"). `pfc.xon_offset` overrides the hysteresis.
 
 use crate::port::Port;
 use sim_core::BitRate;
+
+/// mlx5's XON hysteresis: the larger of the device's largest MTU and 9216 B.
+pub fn mlx5_xon_offset(max_frame: u32) -> u64 {
+    (max_frame as u64).max(9216)
+}
 
 /// A receive buffer's size, drain rate and PFC thresholds, resolved when the scenario loads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +111,8 @@ pub fn build(
                     1,
                 )
             };
-            let b = RxSpec::new(rate, nic.rx_buffer.0, headroom, pfc.xon_offset.0).map_err(|e| {
+            let xon_offset = pfc.xon_offset.map_or(mlx5_xon_offset(max_frame), |b| b.0);
+            let b = RxSpec::new(rate, nic.rx_buffer.0, headroom, xon_offset).map_err(|e| {
                 crate::error::FieldError::new("nic.rx_buffer", format!("{}: {e}", t.node_name(h)))
             })?;
             bufs.push(b);

@@ -24,6 +24,8 @@ pub(super) fn flow_records(sim: &Sim) -> Vec<FlowRecord> {
                 start_ns: ns(start),
                 finish_ns: f.finish.map(ns),
                 fct_ns: fct,
+                sender_finish_ns: f.sender_done.map(ns),
+                sender_fct_ns: f.sender_done.map(|t| (t - start).as_ns_f64()),
                 ideal_fct_ns: ideal.as_ns_f64(),
                 slowdown: fct.map(|x| x / ideal.as_ns_f64().max(1e-3)),
                 status,
@@ -50,6 +52,12 @@ fn unfinished_reason(sim: &Sim, f: &crate::nic::Flow) -> String {
         return format!("no route from h{} to h{}", f.spec.src.0, f.spec.dst.0);
     }
     let progress = format!("{} of {} bytes delivered", f.received_bytes, f.spec.size);
+    if f.gave_up {
+        return format!(
+            "the sender gave up after {} retransmission timeouts in a row without progress (nic.rto_retries; {progress})",
+            sim.variant.nic.rto_retries + 1
+        );
+    }
     if f.dropped_packets > 0 && sim.stopped.is_none() {
         return format!(
             "{} of its packets were dropped and recovery did not complete ({progress})",

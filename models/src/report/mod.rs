@@ -18,8 +18,13 @@ pub struct FlowRecord {
     pub dst: String,
     pub size_bytes: u64,
     pub start_ns: f64,
+    /// When the last byte reached the receiver.
     pub finish_ns: Option<f64>,
     pub fct_ns: Option<f64>,
+    /// When the sender learned of the completion: the last ACK's arrival (htsim ends a flow
+    /// there).
+    pub sender_finish_ns: Option<f64>,
+    pub sender_fct_ns: Option<f64>,
     pub ideal_fct_ns: f64,
     pub slowdown: Option<f64>,
     /// `completed`, or `unfinished: <reason>`.
@@ -66,17 +71,29 @@ pub struct Invariant {
     pub detail: String,
 }
 
+/// Quantiles of a set of values; each is null when the set is empty (no flow completed).
 #[derive(Debug, Clone, Copy, Serialize, Default)]
 pub struct Quantiles {
-    pub p50: f64,
-    pub p99: f64,
-    pub max: f64,
+    pub p50: Option<f64>,
+    pub p99: Option<f64>,
+    pub max: Option<f64>,
+}
+
+impl Quantiles {
+    /// Nearest-rank quantiles of `sorted`.
+    pub fn of(sorted: &[f64]) -> Quantiles {
+        Quantiles {
+            p50: percentile(sorted, 0.5),
+            p99: percentile(sorted, 0.99),
+            max: sorted.last().copied(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Default)]
 pub struct Slowdown {
-    pub p50: f64,
-    pub p99: f64,
+    pub p50: Option<f64>,
+    pub p99: Option<f64>,
 }
 
 /// Unfinished flow ids listed in `summary.json`.
@@ -91,7 +108,10 @@ pub struct VariantSummary {
     /// Ids of the flows that did not complete (the first [`UNFINISHED_LISTED`]; flows.csv has
     /// every flow with the reason it did not finish).
     pub unfinished_flows: Vec<u32>,
+    /// Completion at the receiver (its last byte arrived).
     pub fct_ns: Quantiles,
+    /// Completion at the sender (its last ACK arrived).
+    pub sender_fct_ns: Quantiles,
     pub slowdown: Slowdown,
     /// Payload bytes delivered, over the span from the first flow start to the last delivery.
     pub goodput_gbps: f64,
@@ -106,8 +126,12 @@ pub struct VariantSummary {
     pub cnps: u64,
     /// Data packets sent more than once (go-back-N rewinds and timeouts).
     pub retransmitted_packets: u64,
-    /// Retransmission timeouts (`local_ack_timeout_err`).
+    /// Retransmission timeouts that resent data (`local_ack_timeout_err`).
     pub rtos: u64,
+    /// UET: packets presumed lost from selective ACKs and resent without a timeout.
+    pub sack_losses: u64,
+    /// UET RCCC: requests to send (a sender out of credit asking its receiver again).
+    pub credit_requests: u64,
     /// Payload bytes sent more than once.
     pub retransmitted_bytes: u64,
     /// Data packets trimmed to their headers by switches.
@@ -148,13 +172,13 @@ pub struct VariantReport {
     pub counters: Vec<CounterRow>,
 }
 
-/// Nearest-rank percentile of sorted data (`q` in 0..=1).
-pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+/// Nearest-rank percentile of sorted data (`q` in 0..=1); None for no data.
+pub fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
     if sorted.is_empty() {
-        return 0.0;
+        return None;
     }
     let rank = (q * sorted.len() as f64).ceil().max(1.0) as usize;
-    sorted[rank.min(sorted.len()) - 1]
+    Some(sorted[rank.min(sorted.len()) - 1])
 }
 
 fn ns(t: sim_core::Time) -> f64 {
@@ -166,8 +190,10 @@ impl VariantReport {
         let flows = flows::flow_records(sim);
         let mut fcts: Vec<f64> = flows.iter().filter_map(|f| f.fct_ns).collect();
         let mut slow: Vec<f64> = flows.iter().filter_map(|f| f.slowdown).collect();
+        let mut sender: Vec<f64> = flows.iter().filter_map(|f| f.sender_fct_ns).collect();
         fcts.sort_by(f64::total_cmp);
         slow.sort_by(f64::total_cmp);
+        sender.sort_by(f64::total_cmp);
         let t = &sim.totals;
         let per_sec = |x: u64| {
             if wall_seconds > 0.0 {
@@ -187,11 +213,8 @@ impl VariantReport {
                 .map(|f| f.flow_id)
                 .take(UNFINISHED_LISTED)
                 .collect(),
-            fct_ns: Quantiles {
-                p50: percentile(&fcts, 0.5),
-                p99: percentile(&fcts, 0.99),
-                max: fcts.last().copied().unwrap_or(0.0),
-            },
+            fct_ns: Quantiles::of(&fcts),
+            sender_fct_ns: Quantiles::of(&sender),
             slowdown: Slowdown {
                 p50: percentile(&slow, 0.5),
                 p99: percentile(&slow, 0.99),
@@ -207,6 +230,8 @@ impl VariantReport {
             cnps: sim.flows.iter().map(|f| f.cnps_sent).sum(),
             retransmitted_packets: sim.flows.iter().map(|f| f.retransmitted).sum(),
             rtos: sim.flows.iter().map(|f| f.timeouts).sum(),
+            sack_losses: sim.flows.iter().map(|f| f.sack_losses).sum(),
+            credit_requests: sim.flows.iter().map(|f| f.credit_requests).sum(),
             retransmitted_bytes: sim.flows.iter().map(|f| f.retransmitted_bytes).sum(),
             trimmed: t.trimmed,
             nacks: sim.flows.iter().map(|f| f.naks_received).sum(),

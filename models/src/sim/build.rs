@@ -40,13 +40,13 @@ impl<'a> Sim<'a> {
         let mut flows = flows(scenario, variant, &streams);
         // The unloaded round trip of the longest path a flow takes: NSCC's scaling reference
         // (uet-htsim's network_rtt) and the base of the UET retransmission timeout.
-        let network_rtt = scenario
+        let path_rtt: Vec<Duration> = scenario
             .flows
             .iter()
             .map(|f| base_rtt(&ideal::path(&net, f), variant.max_frame()))
-            .max()
-            .unwrap_or(Duration::from_us(1));
-        let bounds = ideal::bounds(&net, &scenario.flows, mtu);
+            .collect();
+        let network_rtt = path_rtt.iter().copied().max().unwrap_or(Duration::from_us(1));
+        let bounds = ideal::bounds(&net, &scenario.flows, mtu, variant.nic.transport);
         let hosts = net.host_node.len();
         let host_rate = |h: usize| scenario.topology.host_rate(HostId(h as u32));
         let trimming = variant.switch.trim.is_some();
@@ -65,6 +65,13 @@ impl<'a> Sim<'a> {
         let rto = match variant.nic.transport {
             Transport::Roce => variant.nic.rto(),
             Transport::Uet => variant.nic.rto.unwrap_or(Duration::from_us(15) + network_rtt * 6),
+        };
+        let timers = super::Timers {
+            rto,
+            rto_max: variant.nic.rto_max,
+            rto_retries: variant.nic.rto_retries,
+            ack: variant.nic.ack_timeout.unwrap_or(network_rtt),
+            credit: variant.nic.credit_timeout.unwrap_or(rto),
         };
         let nics = net
             .host_node
@@ -99,6 +106,7 @@ impl<'a> Sim<'a> {
             net,
             flows,
             nscc,
+            path_rtt,
             uet_maxwnd,
             pacers: vec![Pacer::default(); hosts],
             dependents,
@@ -110,7 +118,7 @@ impl<'a> Sim<'a> {
             mirrored,
             wred_rng: streams.stream("wred", 0),
             loss_rng: streams.stream("link-loss", 0),
-            rto,
+            timers,
             queue,
             now: Time::ZERO,
             totals: Totals::default(),

@@ -32,7 +32,8 @@ impl Sim<'_> {
             ),
             Proto::Uet(_) => {
                 let rccc = self.variant.nic.cc.rccc().map(|_| self.uet_maxwnd[src.idx()]);
-                uet::on_start(flow, self.nscc[src.idx()].as_ref(), rccc, now);
+                let path_rtt = self.path_rtt[f.idx()];
+                uet::on_start(flow, self.nscc[src.idx()].as_ref(), path_rtt, rccc, now);
             }
         }
         self.activate(f);
@@ -96,10 +97,12 @@ impl Sim<'_> {
                 }
             }
             if !flow.rto_pending {
+                let rto = flow.rto(self.timers.rto, self.timers.rto_max);
                 flow.rto_pending = true;
-                flow.rto_deadline = now + self.rto;
-                self.schedule(now + self.rto, Event::Rto(f));
+                flow.rto_deadline = now + rto;
+                self.schedule(now + rto, Event::Rto(f));
             }
+            self.arm_credit_wait(f);
             self.host_counters[h.idx()].data_packets_sent += 1;
             self.totals.injected_packets += 1;
             self.totals.injected_bytes += pkt.frame as u64;
@@ -197,14 +200,19 @@ impl Sim<'_> {
         }
     }
 
-    /// The retransmission timer of `f` fired (lazily re-armed by ACK progress).
+    /// The retransmission timer of `f` fired (lazily re-armed by ACK progress). It counts a
+    /// timeout only when it resends data: RoCEv2 goes back to the last ACK, UET resends what
+    /// has been out for an RTO. A UET flow with nothing in flight (waiting for credit) leaves
+    /// that to its credit wait; one that times out too often without progress gives up.
     pub(super) fn on_rto(&mut self, f: FlowId) {
-        let (now, rto) = (self.now, self.rto);
+        let now = self.now;
+        let t = self.timers;
         let flow = &mut self.flows[f.idx()];
         flow.rto_pending = false;
-        if flow.sender_done.is_some() || !(flow.outstanding() || flow.has_work()) {
+        if flow.sender_done.is_some() || flow.gave_up || !(flow.outstanding() || flow.has_work()) {
             return;
         }
+        let rto = flow.rto(t.rto, t.rto_max);
         let due = flow.rto_due(rto);
         if now < due {
             flow.rto_pending = true;
@@ -213,17 +221,73 @@ impl Sim<'_> {
         }
         let lost = flow.on_timeout(now, rto);
         let src = flow.spec.src;
-        let prio = self.variant.nic.control_prio;
-        let rts = uet::on_timeout(flow, f, self.nscc[src.idx()].as_ref(), lost, prio);
+        if let Proto::Uet(u) = &mut flow.proto {
+            if lost == 0 {
+                return;
+            }
+            u.timer.expired();
+            if u.timer.retries > t.rto_retries {
+                flow.gave_up = true;
+                flow.timeouts += 1;
+                self.host_counters[src.idx()].local_ack_timeout_err += 1;
+                return;
+            }
+        }
+        uet::on_timeout(flow, self.nscc[src.idx()].as_ref(), lost);
+        flow.timeouts += 1;
         self.host_counters[src.idx()].local_ack_timeout_err += 1;
-        let flow = &mut self.flows[f.idx()];
+        let rto = flow.rto(t.rto, t.rto_max);
         flow.rto_pending = true;
         flow.rto_deadline = now + rto;
         self.schedule(now + rto, Event::Rto(f));
-        if let Some(p) = rts {
+        self.request_credit_now(f);
+        self.activate(f);
+    }
+
+    /// RCCC: a sender that finds itself out of credit with data to send starts waiting.
+    pub(super) fn arm_credit_wait(&mut self, f: FlowId) {
+        let (now, base) = (self.now, self.timers.credit);
+        let flow = &mut self.flows[f.idx()];
+        if !uet::credit_blocked(flow) {
+            return;
+        }
+        let Some(end) = uet::credit_wait_ends(flow, base, now) else {
+            return;
+        };
+        let Proto::Uet(u) = &mut flow.proto else { return };
+        if u.credit_timer {
+            return;
+        }
+        u.credit_timer = true;
+        self.schedule(end.min(now + self.timers.rto_max), Event::CreditWait(f));
+    }
+
+    /// RCCC: data was found lost while the sender has no credit to resend it: ask the
+    /// receiver now rather than after a credit wait.
+    pub(super) fn request_credit_now(&mut self, f: FlowId) {
+        let prio = self.variant.nic.control_prio;
+        let flow = &mut self.flows[f.idx()];
+        let src = flow.spec.src;
+        if let Some(p) = uet::on_credit_wait(flow, f, prio) {
             self.send_control(src, p);
         }
-        self.activate(f);
+        self.arm_credit_wait(f);
+    }
+
+    /// RCCC: flow `f`'s credit wait ended. Still out of credit and nothing granted for the
+    /// whole wait, it asks the receiver again; credit that came meanwhile restarts the wait.
+    pub(super) fn on_credit_wait(&mut self, f: FlowId) {
+        let (now, base) = (self.now, self.timers.credit);
+        let flow = &mut self.flows[f.idx()];
+        let waited = uet::credit_wait_ends(flow, base, Time::ZERO).is_some_and(|end| end <= now);
+        if let Proto::Uet(u) = &mut flow.proto {
+            u.credit_timer = false;
+        }
+        if waited {
+            self.request_credit_now(f);
+        } else {
+            self.arm_credit_wait(f);
+        }
     }
 
     /// Queue a control frame (ACK, NAK, CNP, credit) at host `h` toward its destination.

@@ -22,7 +22,8 @@
 //! timers: `Resume` (a PFC pause expired), `PfcRefresh` (re-send XOFF), `NicWake` (a
 //! rate-limited QP may send), `Rto` (retransmission timer), `CcTimer` (DCQCN rate increase),
 //! `RxDone` (the host took a frame from a NIC receive buffer), `CreditTick` (an RCCC pacer may
-//! grant), `Fault`, `Reroute`, `Sample` and `DeadlockCheck` (a look for cyclic pause
+//! grant), `AckTimer` (a UET receiver's ACK coalescing timer), `CreditWait` (a UET sender
+//! waited for credit), `Fault`, `Reroute`, `Sample` and `DeadlockCheck` (a look for cyclic pause
 //! dependencies while ports are paused; `pfc_watch.rs`). A busy port has exactly one pending
 //! `TxDone`, a busy link one `Arrive`.
 
@@ -60,6 +61,10 @@ pub enum Event {
     RxDone(PortId),
     /// A receiver's RCCC pacer may grant credit again.
     CreditTick(HostId),
+    /// A UET receiver's ACK coalescing timer for a flow.
+    AckTimer(FlowId),
+    /// A UET sender's RCCC credit wait ended.
+    CreditWait(FlowId),
     /// Fault number `n` (an index into the scenario's resolved faults) happens.
     Fault(u32),
     /// Take a time-series sample.
@@ -115,6 +120,16 @@ pub struct Totals {
     pub end_time: Time,
 }
 
+/// A run's transport timer settings, resolved when it is built.
+#[derive(Debug, Clone, Copy)]
+struct Timers {
+    rto: Duration,
+    rto_max: Duration,
+    rto_retries: u32,
+    ack: Duration,
+    credit: Duration,
+}
+
 pub struct Sim<'a> {
     pub variant: &'a Variant,
     pub net: Network,
@@ -129,6 +144,8 @@ pub struct Sim<'a> {
     pub rx: Vec<Option<Box<crate::nic::rx::RxBuffer>>>,
     /// NSCC parameters per host (UET with NSCC).
     nscc: Vec<Option<NsccParams>>,
+    /// Each flow's unloaded round trip on its path (NSCC's first base RTT).
+    path_rtt: Vec<Duration>,
     /// 1.5 BDP per host: RCCC's speculative credit.
     uet_maxwnd: Vec<u64>,
     /// RCCC credit pacers, per receiving host.
@@ -150,7 +167,9 @@ pub struct Sim<'a> {
     wred_rng: SimRng,
     /// Frame-error draws: one stream for the fabric.
     loss_rng: SimRng,
-    rto: Duration,
+    /// The timers of the transports: RoCEv2's retransmission timeout (UET's floor), UET's
+    /// ceiling, its ACK coalescing and credit-wait timeouts.
+    timers: Timers,
     queue: EventQueue<Event>,
     now: Time,
     pub totals: Totals,
@@ -169,31 +188,51 @@ impl Sim<'_> {
 
     /// Run, calling `progress(now)` about every million events.
     /// `progress` returns false to stop the run there (it is then marked interrupted).
-    pub fn run_with_progress(&mut self, mut progress: impl FnMut(Time) -> bool) {
+    pub fn run_with_progress(&mut self, progress: impl FnMut(Time) -> bool) {
+        self.advance(None, progress);
+        self.totals.end_time = self.now;
+        self.close_pauses();
+    }
+
+    /// Run the events up to and including `until`, then stop, the run still open: a caller
+    /// can look at the state there and go on with `run`.
+    pub fn run_until(&mut self, until: Time) {
+        self.advance(Some(until), |_| true);
+    }
+
+    /// The event loop. Once every flow has finished only the packets still moving matter:
+    /// idle timers (retransmission, rate increase, samples, refreshes) neither run nor stretch
+    /// the run, and a run with nothing left to deliver is never stopped by a limit.
+    fn advance(&mut self, until: Option<Time>, mut progress: impl FnMut(Time) -> bool) {
         let limits = &self.variant.limits;
         let max_time = Time::ZERO + limits.time();
         let max_events = limits.events();
         let max_wall = limits.wall();
         let started = std::time::Instant::now();
-        while let Some((t, ev)) = self.queue.pop() {
-            if t > max_time {
-                self.stopped = Some(StopReason::MaxTime(max_time));
-                self.now = max_time;
+        while let Some(t) = self.queue.peek_time() {
+            if until.is_some_and(|u| t > u) {
                 break;
             }
-            if self.totals.events >= max_events {
-                self.stopped = Some(StopReason::MaxEvents(max_events));
-                break;
-            }
-            // Once every flow has finished, only the packets still moving matter: idle timers
-            // (retransmission, rate increase, samples, refreshes) would only stretch the run.
-            if self.finished == self.flows.len()
+            let (t, ev) = self.queue.pop().expect("peeked");
+            let done = self.finished == self.flows.len();
+            if done
                 && !matches!(
                     ev,
                     Event::TxDone(_) | Event::Arrive(_) | Event::Resume(_) | Event::RxDone(_)
                 )
             {
                 continue;
+            }
+            if t > max_time {
+                if !done {
+                    self.stopped = Some(StopReason::MaxTime(max_time));
+                    self.now = max_time;
+                }
+                break;
+            }
+            if self.totals.events >= max_events {
+                self.stopped = Some(StopReason::MaxEvents(max_events));
+                break;
             }
             if t < self.now {
                 self.totals.causality_violations += 1;
@@ -215,8 +254,6 @@ impl Sim<'_> {
                 }
             }
         }
-        self.totals.end_time = self.now;
-        self.close_pauses();
     }
 
     /// The one call that handles each event.
@@ -233,6 +270,8 @@ impl Sim<'_> {
             Event::CcTimer(f) => self.on_cc_timer(f),
             Event::RxDone(p) => self.on_rx_done(p),
             Event::CreditTick(h) => self.on_credit_tick(h),
+            Event::AckTimer(f) => self.on_ack_timer(f),
+            Event::CreditWait(f) => self.on_credit_wait(f),
             Event::Fault(i) => self.on_fault(i as usize),
             Event::Reroute => self.net.reroute(),
             Event::Sample => self.on_sample(),

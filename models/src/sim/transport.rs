@@ -30,7 +30,13 @@ impl Sim<'_> {
     /// RoCEv2 requester: an ACK or NAK arrived.
     pub(super) fn on_roce_ack(&mut self, h: HostId, pkt: &Packet) {
         let flow = &mut self.flows[pkt.flow.idx()];
-        roce::on_ack(flow, &mut self.host_counters[h.idx()], self.now, pkt, self.rto);
+        roce::on_ack(
+            flow,
+            &mut self.host_counters[h.idx()],
+            self.now,
+            pkt,
+            self.timers.rto,
+        );
         self.activate(pkt.flow);
     }
 
@@ -92,6 +98,9 @@ impl Sim<'_> {
         let c = &mut self.host_counters[h.idx()];
         let out = uet::on_data(flow, rccc, c, self.now, &pkt, ack_bytes, prio);
         self.totals.delivered_payload += out.delivered;
+        if out.arm_ack_timer {
+            self.schedule(self.now + self.timers.ack, Event::AckTimer(pkt.flow));
+        }
         if let Some(p) = out.reply {
             self.send_control(h, p);
         }
@@ -105,10 +114,27 @@ impl Sim<'_> {
 
     /// UET sender: a selective ACK arrived.
     pub(super) fn on_uet_ack(&mut self, pkt: &Packet) {
+        let t = self.timers;
         let flow = &mut self.flows[pkt.flow.idx()];
-        let nscc = self.nscc[flow.spec.src.idx()].as_ref();
-        uet::on_ack(flow, nscc, self.now, pkt, self.rto);
+        let src = flow.spec.src;
+        let rto = flow.rto(t.rto, t.rto_max);
+        let nscc = self.nscc[src.idx()].as_ref();
+        let out = uet::on_ack(flow, nscc, self.now, pkt, rto, self.uet_maxwnd[src.idx()]);
+        if out.lost > 0 {
+            self.request_credit_now(pkt.flow);
+        }
         self.activate(pkt.flow);
+    }
+
+    /// UET receiver: the ACK coalescing timer of `f` fired: acknowledge what is owed.
+    pub(super) fn on_ack_timer(&mut self, f: FlowId) {
+        let prio = self.variant.nic.control_prio;
+        let flow = &mut self.flows[f.idx()];
+        let dst = flow.spec.dst;
+        let c = &mut self.host_counters[dst.idx()];
+        if let Some(p) = uet::on_ack_timer(flow, f, c, self.now, prio) {
+            self.send_control(dst, p);
+        }
     }
 
     /// UET sender: a NACK for a trimmed packet: resend it at once (on the next EV).
@@ -122,7 +148,7 @@ impl Sim<'_> {
 
     /// UET sender: an RCCC credit arrived.
     pub(super) fn on_credit(&mut self, pkt: &Packet) {
-        uet::on_credit(&mut self.flows[pkt.flow.idx()], pkt);
+        uet::on_credit(&mut self.flows[pkt.flow.idx()], pkt, self.now);
         self.activate(pkt.flow);
     }
 
@@ -145,13 +171,16 @@ impl Sim<'_> {
         let Some(cfg) = self.variant.nic.cc.rccc() else {
             return;
         };
-        let per_pull = cfg.credit_per_pull(self.variant.nic.mtu.0 as u32);
+        let per_pull = cfg
+            .credit_per_pull(self.variant.nic.mtu.0 as u32)
+            .div_ceil(crate::cc::rccc::QUANTUM);
         let node = self.net.host_node[h.idx()];
         let rate = self.net.ports[self.net.node_ports[node.idx()].start as usize].rate;
         let prio = self.variant.nic.control_prio;
         if let Some((p, grant)) = self.pacers[h.idx()].grant(&mut self.flows, per_pull, prio) {
             self.send_control(h, p);
-            self.schedule(self.now + RcccConfig::pace(rate, grant), Event::CreditTick(h));
+            let bytes = grant * crate::cc::rccc::QUANTUM;
+            self.schedule(self.now + RcccConfig::pace(rate, bytes), Event::CreditTick(h));
         }
     }
 }

@@ -41,6 +41,9 @@ pub struct Profile {
     pub headroom: Option<u64>,
     /// Most front-panel ports the ASIC can drive (all lanes broken out to single-lane ports).
     pub ports: u32,
+    /// PFC XON hysteresis of a lossless PG: it resumes once its shared use is this far below
+    /// its XOFF threshold (SONiC `xon_offset`, SAI `SAI_BUFFER_PROFILE_ATTR_XON_OFFSET_TH`).
+    pub xon_offset: u64,
 }
 
 impl Asic {
@@ -57,6 +60,11 @@ impl Asic {
                 queue_alpha_log2: 3,
                 headroom: None,
                 ports: 128,
+                // SONiC's TD3 48x25G + 8x100G templates: xon 0, xon_offset 3584 B on every row
+                // (sonic-buildimage PR #3446 for the AS7326-56X; the same values on master for
+                // the Quanta IX8-56X, device/quanta/x86_64-quanta_ix8_rglbmc-r0/.../
+                // pg_profile_lookup.ini).
+                xon_offset: 3584,
             },
             // 42 MB fully shared (NVIDIA SN3700C datasheet; up to 128 ports with breakout);
             // SONiC Mellanox default_dynamic_th 0.
@@ -68,6 +76,11 @@ impl Asic {
                 queue_alpha_log2: 0,
                 headroom: None,
                 ports: 128,
+                // Mellanox's SAI programs a lossless PG's XOFF and XON thresholds to the same
+                // value (mlnx_sai_buffer.c with SONiC's size = xon + xoff; sonic-mgmt
+                // tests/qos/files/qos.md: "xon_th and xoff_th are configured to the same
+                // value"): no hysteresis.
+                xon_offset: 0,
             },
             // 16 MB (SN2700 datasheet: 32 x 100GbE, up to 64 ports split); cell 96 B (our
             // estimate).
@@ -79,6 +92,8 @@ impl Asic {
                 queue_alpha_log2: 0,
                 headroom: None,
                 ports: 64,
+                // As Spectrum-2: equal XOFF and XON thresholds.
+                xon_offset: 0,
             },
             // 16 MB in four 4 MB ingress/egress slices (Broadcom BCM56960 brief: 32 x 100GbE or
             // 128 x 25GbE); 208 B cells.
@@ -90,6 +105,9 @@ impl Asic {
                 queue_alpha_log2: 3,
                 headroom: None,
                 ports: 128,
+                // SONiC's Tomahawk profiles (device/common/profiles/th/gen/BALANCED/
+                // pg_profile_lookup.ini, Arista 7060CX-32S): xon 2288, xon_offset 2288 B.
+                xon_offset: 2288,
             },
             // A few MB and a fixed small headroom: PFC cannot cover a 100G cable, so bursts
             // overrun it (our estimate of a 98DX8525-class campus ASIC; the CRS504-4XQ has four
@@ -102,6 +120,9 @@ impl Asic {
                 queue_alpha_log2: 0,
                 headroom: Some(8_192),
                 ports: 16,
+                // Our estimate: the 4608 B (18 cells of 256 B) of SONiC's Broadcom TD3
+                // 7050CX3 profile.
+                xon_offset: 4608,
             },
         }
     }

@@ -34,7 +34,7 @@ pub fn build_buffers(
         per_node[l.a.idx()].push((l.rate, l.delay));
         per_node[l.b.idx()].push((l.rate, l.delay));
     }
-    let params = sw.mmu_params(lossless, pfc.xoff.map(|b| b.0), pfc.xon_offset.0);
+    let params = sw.mmu_params(lossless, pfc.xoff.map(|b| b.0), pfc.xon_offset.map(|b| b.0));
     let mut out = SwitchBuffers::new();
     for (n, spec) in t.nodes.iter().enumerate() {
         if spec.kind != NodeKind::Switch {

@@ -186,7 +186,8 @@ impl SwitchConfig {
     }
 
     /// MMU parameters with the profile's defaults filled in.
-    pub fn mmu_params(&self, lossless: PrioMask, xoff: Option<u64>, xon_offset: u64) -> MmuParams {
+    /// `xon_offset` overrides the profile's XON hysteresis.
+    pub fn mmu_params(&self, lossless: PrioMask, xoff: Option<u64>, xon_offset: Option<u64>) -> MmuParams {
         let p = self.asic.profile();
         MmuParams {
             buffer: self.buffer.map_or(p.buffer, |b| b.0),
@@ -198,7 +199,7 @@ impl SwitchConfig {
             queue_min: self.queue_min.0,
             lossless,
             xoff,
-            xon_offset,
+            xon_offset: xon_offset.unwrap_or(p.xon_offset),
         }
     }
 
@@ -229,13 +230,13 @@ mod tests {
             buffer: Some(Bytes(1_000_000)),
             ..Default::default()
         };
-        let m = c.mmu_params(PrioMask::EMPTY, None, 0);
+        let m = c.mmu_params(PrioMask::EMPTY, None, None);
         assert_eq!((m.buffer, m.cell), (1_000_000, 144));
         let t = SwitchConfig {
             asic: Asic::Tomahawk,
             ..Default::default()
         }
-        .mmu_params(PrioMask::EMPTY, None, 0);
+        .mmu_params(PrioMask::EMPTY, None, None);
         assert_eq!((t.buffer, t.slices), (16_000_000, 4));
     }
 }

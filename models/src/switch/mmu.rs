@@ -189,23 +189,34 @@ impl Mmu {
     }
 
     /// The frame left the switch: give its cells back.
+    ///
+    /// A lossy queue gets back exactly what the frame was charged. A lossless priority group
+    /// is a set of counters, not a list of frames: its departing cells come out of its
+    /// headroom first, then its shared use, then its reserved minimum, whichever frame they
+    /// were charged to on arrival. So the PG's occupancy, not the order its frames wait in,
+    /// decides XON, as an ASIC's per-PG counters do (HPCC's ns-3 model of a Broadcom MMU,
+    /// `SwitchMmu::RemoveFromIngressAdmission`; SAI `SAI_BUFFER_PROFILE_ATTR_XON_TH`: XON once
+    /// the PG's headroom is free again and its use is under the XON threshold).
     pub fn release(&mut self, inp: usize, out: usize, prio: u8, frame: u16, charge: Charge) {
         let c = self.cells(frame);
         let (p, slice) = (prio as usize, self.slice(inp, out, prio));
-        let lossless = self.is_lossless(prio);
+        if self.is_lossless(prio) {
+            let pg = &mut self.pg[inp][p];
+            let from_headroom = c.min(pg.headroom);
+            let from_shared = (c - from_headroom).min(pg.shared);
+            pg.headroom -= from_headroom;
+            pg.shared -= from_shared;
+            pg.min -= c - from_headroom - from_shared;
+            self.shared_used[slice] -= from_shared as u64;
+            return;
+        }
         match charge {
-            Charge::PgMin => self.pg[inp][p].min -= c,
             Charge::QueueMin => self.queue[out][p].min -= c,
-            Charge::Headroom => self.pg[inp][p].headroom -= c,
             Charge::Shared => {
                 self.shared_used[slice] -= c as u64;
-                if lossless {
-                    self.pg[inp][p].shared -= c;
-                } else {
-                    self.queue[out][p].shared -= c;
-                }
+                self.queue[out][p].shared -= c;
             }
-            Charge::None => {}
+            Charge::PgMin | Charge::Headroom | Charge::None => {}
         }
     }
 

@@ -17,7 +17,13 @@ impl TopologyConfig {
                 hosts_per_switch,
                 host_link,
                 ring_link,
-            } => switch_ring(&mut t, *switches, *hosts_per_switch, host_link, ring_link)?,
+            } => switch_line(&mut t, *switches, *hosts_per_switch, host_link, ring_link, true)?,
+            TopologyConfig::Chain {
+                switches,
+                hosts_per_switch,
+                host_link,
+                chain_link,
+            } => switch_line(&mut t, *switches, *hosts_per_switch, host_link, chain_link, false)?,
             TopologyConfig::Dumbbell {
                 hosts_per_side,
                 host_link,
@@ -85,24 +91,32 @@ fn star(t: &mut Topology, n: u32, host_link: &LinkConfig) -> Result<(), FieldErr
     Ok(())
 }
 
-/// Switches `sw0..` cabled in a ring, each with its own hosts.
-fn switch_ring(
+/// Switches `sw0..` each cabled to the next, each with its own hosts: a ring when `closed`
+/// (the last cabled back to the first), a chain otherwise.
+fn switch_line(
     t: &mut Topology,
     switches: u32,
     hosts_per_switch: u32,
     host_link: &LinkConfig,
-    ring_link: &LinkConfig,
+    line_link: &LinkConfig,
+    closed: bool,
 ) -> Result<(), FieldError> {
-    at_least("topology.switches", switches, 3)?;
+    at_least("topology.switches", switches, if closed { 3 } else { 2 })?;
     at_least("topology.hosts_per_switch", hosts_per_switch, 1)?;
     size_check(switches as u64 * (hosts_per_switch as u64 + 1))?;
     let hd = host_link.delay("topology.host_link")?;
-    let rd = ring_link.delay("topology.ring_link")?;
+    let key = if closed {
+        "topology.ring_link"
+    } else {
+        "topology.chain_link"
+    };
+    let ld = line_link.delay(key)?;
     let sws: Vec<NodeId> = (0..switches)
         .map(|i| t.add_edge_switch(format!("sw{i}"), hosts_per_switch, host_link, hd))
         .collect();
-    for i in 0..sws.len() {
-        t.connect(sws[i], sws[(i + 1) % sws.len()], ring_link, rd);
+    let cables = if closed { sws.len() } else { sws.len() - 1 };
+    for i in 0..cables {
+        t.connect(sws[i], sws[(i + 1) % sws.len()], line_link, ld);
     }
     Ok(())
 }

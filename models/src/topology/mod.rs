@@ -4,6 +4,7 @@
 //! * `ring`: N hosts, each cabled to its two neighbours, no switch (3 hosts: a full mesh).
 //!   Hosts forward transit traffic, as a Linux box with `ip_forward` would.
 //! * `star`: N hosts on one switch.
+//! * `chain`: switches in a line, each with its own hosts (the parking lot).
 //! * `dumbbell`: two switches joined by one bottleneck cable, N hosts on each side: the
 //!   classic congestion-control test bed (DCQCN and DCTCP papers evaluate on it).
 //! * `leaf-spine`: two tiers (Clos), every leaf cabled to every spine; host and uplink rates
@@ -91,6 +92,15 @@ pub enum TopologyConfig {
         hosts_per_switch: u32,
         host_link: LinkConfig,
         ring_link: LinkConfig,
+    },
+    /// Switches `sw0..` in a line, each cabled to the next, each with its own hosts: the
+    /// "parking lot" of multi-bottleneck fairness studies (a flow from the first switch to the
+    /// last crosses every cable of the chain; Bertsekas and Gallager, Data Networks, 6.5).
+    Chain {
+        switches: u32,
+        hosts_per_switch: u32,
+        host_link: LinkConfig,
+        chain_link: LinkConfig,
     },
     Dumbbell {
         hosts_per_side: u32,

@@ -7,15 +7,19 @@
 //!
 //! ```text
 //!  data ─▶ receiver: trimmed? ─▶ NACK (or SACK if already here) ; else SACK when due
-//!          (every ack_bytes, ECN, AR, duplicate, completion) ; RCCC pull target ─▶ pacer
-//!  SACK ─▶ sender: acknowledged PSNs leave the window, EVs recycled (REPS), NSCC on_ack
+//!          (every ack_bytes, ECN, AR, duplicate, completion, or the ACK timer)
+//!          ; RCCC pull target ─▶ pacer
+//!  SACK ─▶ sender: acknowledged PSNs leave the window, EVs recycled (REPS), RTT sampled,
+//!          PSNs passed by enough acknowledged later ones resent, NSCC on_ack
 //!  NACK ─▶ sender: resend that PSN next, NSCC on_nack
-//!  credit / RTS ─▶ sender's credit / receiver's pull target
-//!  timeout ─▶ PSNs out for an RTO presumed lost; out of credit: a new RTS
+//!  credit / RTS ─▶ sender's credit (a running total) / receiver's pull target
+//!  timeout ─▶ PSNs out for an RTO presumed lost, the RTO doubles; too many: give up
+//!  credit wait ─▶ out of credit with data left and nothing granted: a new RTS
 //! ```
 
 pub mod pacer;
 pub mod pdc;
+pub mod rto;
 
 pub use pacer::Pacer;
 pub use pdc::{Sack, UetPdc};
@@ -24,6 +28,7 @@ use super::HostCounters;
 use super::flow::{Flow, Proto, payload_of};
 use crate::cc::nscc::{Nscc, NsccParams};
 use crate::cc::rccc::{QUANTUM, RcccSender};
+use crate::ids::{FlowId, HostId};
 use crate::packet::{
     Kind, Packet, UET_ACK_FRAME, UET_CREDIT_FRAME, UET_NACK_FRAME, flags, on_wire, uet_data_frame,
 };
@@ -40,6 +45,8 @@ pub struct DataOutcome {
     pub completed: bool,
     /// RCCC: the sender wants credit (enlist it with the receiver's pacer).
     pub wants_credit: bool,
+    /// Data is owed an ACK and no ACK timer runs: start one.
+    pub arm_ack_timer: bool,
 }
 
 /// Wire bytes of a full data packet of `flow` (a trimmed packet is resent whole).
@@ -47,11 +54,18 @@ fn full_packet(flow: &Flow) -> u64 {
     on_wire(uet_data_frame(flow.mtu()))
 }
 
-/// The flow starts: NSCC's window (`nscc`), RCCC's speculative credit (`rccc`, bytes).
-pub fn on_start(flow: &mut Flow, nscc: Option<&NsccParams>, rccc: Option<u64>, now: Time) {
+/// The flow starts: NSCC's window (`nscc`, on a path of unloaded round trip `path_rtt`),
+/// RCCC's speculative credit (`rccc`, bytes).
+pub fn on_start(
+    flow: &mut Flow,
+    nscc: Option<&NsccParams>,
+    path_rtt: Duration,
+    rccc: Option<u64>,
+    now: Time,
+) {
     let Proto::Uet(u) = &mut flow.proto else { return };
     if let Some(p) = nscc {
-        u.cc.nscc = Some(Nscc::new(p, now));
+        u.cc.nscc = Some(Nscc::new(p, now, path_rtt));
     }
     if let Some(window) = rccc {
         u.cc.rccc = Some(RcccSender::new(window));
@@ -104,9 +118,9 @@ pub fn on_data(
     if rccc {
         // Cumulative pull target, in quanta: grant up to the highest seen. A trimmed
         // packet needs its credit again.
-        u.want = u.want.max(pkt.pull_target() as u64 * QUANTUM);
+        u.want = u.want.max(pkt.pull_target() as u64);
         if pkt.has(flags::TRIMMED) {
-            u.want = u.want.max(u.granted) + full;
+            u.want = u.want.max(u.granted) + full.div_ceil(QUANTUM);
         }
     }
     let reply = if pkt.has(flags::TRIMMED) {
@@ -117,7 +131,8 @@ pub fn on_data(
         } else {
             counters.naks_sent += 1;
             let mut p = Packet::control(Kind::Nak, pkt.flow, src, pkt.seq, UET_NACK_FRAME, prio);
-            p.flags = pkt.flags & flags::LAST_HOP;
+            // TRIMMED_LASTHOP, and the PDS `retx` flag when the NACKed packet was a resend.
+            p.flags = pkt.flags & (flags::LAST_HOP | flags::RETX);
             Some(p)
         }
     } else {
@@ -127,6 +142,7 @@ pub fn on_data(
         if pkt.seq != u.pdc.cumulative() {
             flow.out_of_sequence += 1;
         }
+        u.last_data = (pkt.sent_at, now, pkt.entropy);
         let urgent = ce || pkt.has(flags::ACK_REQ);
         let (new, sack) = u.pdc.receive(pkt.seq, pkt.payload as u32, urgent, ack_bytes);
         if new {
@@ -142,11 +158,16 @@ pub fn on_data(
         sack.map(|s| {
             counters.acks_sent += 1;
             let mut p = sack_packet(s, pkt, src, prio);
-            p.flags = if ce { flags::CE } else { 0 };
+            // ECN echo, and `retx` when the packet the ACK answers was a resend (Karn).
+            p.flags = pkt.flags & (flags::CE | flags::RETX);
             p
         })
     };
     out.wants_credit = u.want > 0;
+    if u.pdc.owes_ack() && !u.ack_timer {
+        u.ack_timer = true;
+        out.arm_ack_timer = true;
+    }
     out.reply = reply.map(|mut p| {
         (p.sent_at, p.entropy) = (pkt.sent_at, pkt.entropy);
         p
@@ -161,31 +182,65 @@ fn sack_packet(s: Sack, pkt: &Packet, src: crate::ids::HostId, prio: u8) -> Pack
     p
 }
 
-/// Sender: a selective ACK arrived. Progress pushes the retransmission deadline `rto` out.
-pub fn on_ack(flow: &mut Flow, nscc: Option<&NsccParams>, now: Time, pkt: &Packet, rto: Duration) {
+/// What the sender learned from a selective ACK.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct AckOutcome {
+    /// Payload bytes newly acknowledged.
+    pub acked: u64,
+    /// Packets presumed lost from the SACK (queued for a resend).
+    pub lost: u64,
+}
+
+/// Sender: a selective ACK arrived. Progress pushes the retransmission deadline `rto` out and
+/// ends the timer's backoff; a packet sent once gives a round-trip sample. A PSN that at
+/// least K later acknowledged PSNs have passed is presumed lost, with K about one and a half
+/// windows, at least 5 (uet-htsim SLEEK: max(min(1.5 cwnd, maxwnd), 5 MSS)); `maxwnd` is the
+/// window's ceiling (1.5 BDP).
+pub fn on_ack(
+    flow: &mut Flow,
+    nscc: Option<&NsccParams>,
+    now: Time,
+    pkt: &Packet,
+    rto: Duration,
+    maxwnd: u64,
+) -> AckOutcome {
     flow.acks_received += 1;
     let (size, mtu, packets) = (flow.spec.size, flow.mtu(), flow.packets);
-    let Proto::Uet(u) = &mut flow.proto else { return };
+    let Proto::Uet(u) = &mut flow.proto else {
+        return AckOutcome::default();
+    };
     let ecn = pkt.has(flags::CE);
     let sack = Sack {
         cum: pkt.seq,
         base: pkt.sack_base(),
         bitmap: pkt.sack_bitmap(),
     };
-    let newly = u.pdc.on_sack(sack, |p| payload_of(size, mtu, packets, p));
+    let payload = |p| payload_of(size, mtu, packets, p);
+    let newly = u.pdc.on_sack(sack, payload);
     u.ev.on_ack(pkt.entropy, ecn);
+    if !pkt.has(flags::RETX) {
+        u.timer.sample(now - pkt.sent_at);
+    }
     if let (Some(n), Some(p)) = (&mut u.cc.nscc, nscc) {
         n.on_ack(p, now, newly, now - pkt.sent_at, ecn, u.pdc.inflight);
     }
+    let window = u.cc.nscc.as_ref().map_or(maxwnd as f64, |n| n.cwnd);
+    let k = ((1.5 * window).min(maxwnd as f64) / mtu as f64).ceil().max(5.0) as u32;
+    let before = u.pdc.lost_packets();
+    u.pdc.sack_losses(k, payload);
+    let lost = (u.pdc.lost_packets() - before) as u64;
+    flow.sack_losses += lost;
     if let Some(r) = &mut u.cc.rccc {
         r.on_feedback();
     }
     if newly > 0 {
         flow.rto_deadline = now + rto;
+        u.timer.progress();
     }
     if u.pdc.all_acked() && flow.sender_done.is_none() {
         flow.sender_done = Some(now);
     }
+    AckOutcome { acked: newly, lost }
 }
 
 /// Sender: a NACK for a trimmed packet: resend that PSN next (on the next EV).
@@ -213,44 +268,155 @@ pub fn on_nack(
     }
 }
 
-/// Sender: an RCCC credit arrived.
-pub fn on_credit(flow: &mut Flow, pkt: &Packet) {
+/// Sender: an RCCC credit arrived, carrying the receiver's running total of grants.
+pub fn on_credit(flow: &mut Flow, pkt: &Packet, now: Time) {
     if let Proto::Uet(u) = &mut flow.proto {
         if let Some(r) = &mut u.cc.rccc {
-            r.on_credit(pkt.credit() as u64);
+            if r.on_credit(pkt.credit() as u64) > 0 {
+                u.credit_waits = 0;
+                u.last_credit = now;
+            }
         }
     }
 }
 
-/// Receiver: a request to send (the sender is out of credit with data left). True when the
-/// flow wants credit (always: at least one more byte than granted).
+/// RCCC: how long a sender waits for credit before asking again: `base`, doubled per request
+/// already unanswered, from the later of `since` and the last credit.
+pub fn credit_wait_ends(flow: &Flow, base: Duration, since: Time) -> Option<Time> {
+    let Proto::Uet(u) = &flow.proto else {
+        return None;
+    };
+    let wait = Duration(base.0.saturating_mul(1 << u.credit_waits.min(40)));
+    Some(since.max(u.last_credit) + wait)
+}
+
+/// Receiver: a request to send: the sender is out of credit with data left. The receiver
+/// takes its pull target, and answers even when it believes the target met (the sender may
+/// have lost a grant): one quantum more, whose credit packet carries the running total.
 pub fn on_rts(flow: &mut Flow, pkt: &Packet) -> bool {
     let Proto::Uet(u) = &mut flow.proto else {
         return false;
     };
-    u.want = u.want.max(pkt.pull_target() as u64 * QUANTUM).max(u.granted + 1);
+    u.want = u.want.max(pkt.pull_target() as u64);
+    if u.want <= u.granted {
+        u.want = u.granted + 1;
+    }
     true
 }
 
-/// Sender: the retransmission timer took `lost` payload bytes out of flight. NSCC shrinks the
-/// window by them; a sender out of credit asks the receiver again with a request to send
-/// (returned, at priority `prio`).
-pub fn on_timeout(
-    flow: &mut Flow,
-    id: crate::ids::FlowId,
-    nscc: Option<&NsccParams>,
-    lost: u64,
-    prio: u8,
-) -> Option<Packet> {
+/// Sender: the retransmission timer took `lost` payload bytes out of flight: NSCC shrinks the
+/// window by them.
+pub fn on_timeout(flow: &mut Flow, nscc: Option<&NsccParams>, lost: u64) {
+    let Proto::Uet(u) = &mut flow.proto else { return };
+    if let (Some(n), Some(p)) = (&mut u.cc.nscc, nscc) {
+        n.on_timeout(p, lost);
+    }
+}
+
+/// RCCC: is the sender waiting for credit (out of it, with data to send)?
+pub fn credit_blocked(flow: &Flow) -> bool {
+    match &flow.proto {
+        Proto::Uet(u) => {
+            !flow.gave_up && u.pdc.has_work() && u.cc.rccc.as_ref().is_some_and(|r| r.credit() <= 0)
+        }
+        Proto::Roce(_) => false,
+    }
+}
+
+/// RCCC: the sender's credit wait ended with no credit: a request to send `id`'s receiver,
+/// at priority `prio`, carrying the pull target. The next wait is twice as long.
+pub fn on_credit_wait(flow: &mut Flow, id: FlowId, prio: u8) -> Option<Packet> {
+    if !credit_blocked(flow) {
+        return None;
+    }
     let (dst, wire) = (flow.spec.dst, full_packet(flow));
     let Proto::Uet(u) = &mut flow.proto else {
         return None;
     };
-    if let (Some(n), Some(p)) = (&mut u.cc.nscc, nscc) {
-        n.on_timeout(p, lost);
-    }
-    let r = u.cc.rccc.as_ref().filter(|r| r.credit() <= 0)?;
+    let r = u.cc.rccc.as_ref()?;
     let mut p = Packet::control(Kind::Credit, id, dst, 0, UET_CREDIT_FRAME, prio);
     p.set_pull_target(r.target(u.pdc.backlog_packets() * wire, wire));
+    u.credit_waits += 1;
+    flow.credit_requests += 1;
     Some(p)
+}
+
+/// Receiver: the ACK coalescing timer of `flow` fired: the selective ACK owed, if any, to
+/// `src` at priority `prio`.
+pub fn on_ack_timer(
+    flow: &mut Flow,
+    id: FlowId,
+    counters: &mut HostCounters,
+    now: Time,
+    prio: u8,
+) -> Option<Packet> {
+    let src: HostId = flow.spec.src;
+    let Proto::Uet(u) = &mut flow.proto else {
+        return None;
+    };
+    u.ack_timer = false;
+    let s = u.pdc.flush_ack()?;
+    counters.acks_sent += 1;
+    let mut p = Packet::control(Kind::Ack, id, src, s.cum, UET_ACK_FRAME, prio);
+    p.set_sack(s.base, s.bitmap);
+    let (sent, arrived, entropy) = u.last_data;
+    (p.sent_at, p.entropy) = (sent + (now - arrived), entropy);
+    Some(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nic::lb::{EvSelector, LbConfig};
+    use crate::workload::{Deps, FlowSpec};
+
+    fn flow(packets: u64) -> Flow {
+        let spec = FlowSpec {
+            src: HostId(0),
+            dst: HostId(1),
+            size: packets * 4096,
+            start: Time::ZERO,
+            prio: 3,
+            deps: Deps::None,
+        };
+        let ev = EvSelector::new(&LbConfig::default(), 0xc000);
+        let uet = crate::nic::flow::Uet::new(packets as u32, ev, 1);
+        Flow::new(spec, 4096, 0xc000, Proto::Uet(Box::new(uet)))
+    }
+
+    #[test]
+    fn data_below_the_ack_threshold_starts_the_ack_timer_whose_ack_echoes_the_hold() {
+        let mut f = flow(10);
+        let mut c = HostCounters::default();
+        let mut p = f.next_packet(FlowId(0), Time(1_000));
+        p.flags &= !flags::ACK_REQ;
+        let out = on_data(&mut f, false, &mut c, Time(5_000), &p, 16_384, 7);
+        assert!(
+            out.reply.is_none() && out.arm_ack_timer,
+            "one packet: 4 KiB < 16 KiB"
+        );
+        let ack = on_ack_timer(&mut f, FlowId(0), &mut c, Time(9_000), 7).expect("owed");
+        assert_eq!((ack.kind, ack.seq, ack.dst), (Kind::Ack, 1, HostId(0)));
+        // Sent at 1 ns, arrived at 5 ns, acknowledged at 9 ns: the echo moves by the 4 ns
+        // hold, so the sender measures the 4 ns of the path, not 8.
+        assert_eq!(ack.sent_at, Time(5_000));
+        assert!(on_ack_timer(&mut f, FlowId(0), &mut c, Time(10_000), 7).is_none());
+    }
+
+    #[test]
+    fn a_request_to_send_is_answered_when_the_receiver_thinks_it_has_granted_everything() {
+        let mut f = flow(10);
+        let Proto::Uet(u) = &mut f.proto else {
+            unreachable!()
+        };
+        (u.want, u.granted) = (64, 64);
+        let mut rts = Packet::control(Kind::Credit, FlowId(0), HostId(1), 0, 64, 7);
+        rts.set_pull_target(10);
+        assert!(on_rts(&mut f, &rts));
+        let Proto::Uet(u) = &f.proto else { unreachable!() };
+        assert_eq!(
+            u.want, 65,
+            "one quantum more, so a credit packet carries the total"
+        );
+    }
 }

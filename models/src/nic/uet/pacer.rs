@@ -3,7 +3,8 @@
 //! Flows that ask for credit are served round robin, `credit_per_pull` at a time, paced so the
 //! grants add up to 99 % of the receiver's line rate (uet-htsim `UecPullPacer`; UE 1.0 RCCC).
 //! A flow asks with the cumulative pull target its data packets and requests to send carry;
-//! the pacer grants up to the highest target it has seen.
+//! the pacer grants up to the highest target it has seen. Credit is counted in quanta of 256 B
+//! (uet-htsim `UEC_PULL_QUANTUM`), and each credit packet carries the flow's running total.
 
 use crate::ids::FlowId;
 use crate::nic::flow::{Flow, Proto};
@@ -31,8 +32,8 @@ impl Pacer {
     }
 
     /// The pacer may grant again: the next flow that still wants credit gets up to
-    /// `per_pull` bytes. Returns the credit packet (at `prio`) and the bytes granted; None
-    /// when nobody wants credit (the pacer goes idle).
+    /// `per_pull` quanta. Returns the credit packet (at `prio`, carrying the flow's total) and
+    /// the quanta granted; None when nobody wants credit (the pacer goes idle).
     pub fn grant(&mut self, flows: &mut [Flow], per_pull: u64, prio: u8) -> Option<(Packet, u64)> {
         while let Some(f) = self.active.pop_front() {
             let flow = &mut flows[f.idx()];
@@ -52,7 +53,7 @@ impl Pacer {
                 u.listed = false;
             }
             let mut p = Packet::control(Kind::Credit, f, src, 0, UET_CREDIT_FRAME, prio);
-            p.set_credit(grant as u32);
+            p.set_credit(u.granted.min(u32::MAX as u64) as u32);
             return Some((p, grant));
         }
         self.busy = false;

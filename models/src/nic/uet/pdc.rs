@@ -7,9 +7,14 @@
 //! plus a 64-bit bitmap of the PSNs after a base, sent every `ack_bytes` of new data (about
 //! 16 KB), at once for an ECN-marked packet, a duplicate, or the message's completion. A
 //! trimmed packet (headers only, its payload cut by a congested switch) is answered with a
-//! NACK for its PSN, and the sender resends that PSN at once, on a new EV. A retransmission
-//! timeout resends what is still unacknowledged. Only lost packets are resent: selective
-//! repeat, where RoCEv2's go-back-N resends everything after a loss.
+//! NACK for its PSN, and the sender resends that PSN at once, on a new EV. A PSN still
+//! unacknowledged when enough packets sent after it have been acknowledged is presumed lost
+//! and resent at once (uet-htsim's SLEEK, `UecSrc::runSleek`: about one and a half windows
+//! of later packets, at least 5, so the reordering of sprayed paths is not taken for loss);
+//! the retransmission timeout resends what is left. The receiver also acknowledges on a timer
+//! (`Sim`'s ACK coalescing timer), so a delivered packet is acknowledged in bounded time even
+//! when no later packet asks for it. Only lost packets are resent: selective repeat, where
+//! RoCEv2's go-back-N resends everything after a loss.
 
 use std::collections::VecDeque;
 
@@ -47,11 +52,16 @@ pub struct UetPdc {
     acked_below: u32,
     /// PSNs in the `Lost` state (the retransmit queue may also hold stale entries).
     lost: u32,
+    /// One past the highest PSN acknowledged.
+    highest_acked: u32,
     // Receiver.
     rcvd: Vec<u64>,
     /// Lowest PSN not yet received.
     cum: u32,
+    /// New payload bytes since the last ACK (0: nothing owed).
     since_ack: u64,
+    /// The PSN that arrived last (an ACK on the timer covers it).
+    last_psn: u32,
     received: u32,
 }
 
@@ -73,9 +83,11 @@ impl UetPdc {
             acked: 0,
             acked_below: 0,
             lost: 0,
+            highest_acked: 0,
             rcvd: vec![0; (packets as usize).div_ceil(64)],
             cum: 0,
             since_ack: 0,
+            last_psn: 0,
             received: 0,
         }
     }
@@ -122,6 +134,7 @@ impl UetPdc {
         }
         self.tx[psn as usize] = Tx::Acked;
         self.acked += 1;
+        self.highest_acked = self.highest_acked.max(psn + 1);
         payload(psn) as u64
     }
 
@@ -141,6 +154,37 @@ impl UetPdc {
             self.acked_below += 1;
         }
         newly
+    }
+
+    /// Presume lost every PSN in flight that was sent before the highest acknowledged one
+    /// and has at least `k` acknowledged PSNs above it; queue them for a resend. Returns the
+    /// payload bytes presumed lost. The scan starts at the lowest unacknowledged PSN and stops
+    /// at the first PSN with fewer than `k` acknowledged above it, so it costs nothing while
+    /// nothing is lost.
+    pub fn sack_losses(&mut self, k: u32, payload: impl Fn(u32) -> u32) -> u64 {
+        if self.highest_acked == 0 || self.acked_below >= self.highest_acked {
+            return 0;
+        }
+        let newest = self.sent[self.highest_acked as usize - 1];
+        let mut acked_at_or_below = self.acked_below;
+        let mut bytes = 0;
+        for psn in self.acked_below..self.highest_acked {
+            let i = psn as usize;
+            match self.tx[i] {
+                Tx::Acked => acked_at_or_below += 1,
+                _ if self.acked - acked_at_or_below < k => break,
+                Tx::InFlight if self.sent[i] < newest => {
+                    self.tx[i] = Tx::Lost;
+                    self.lost += 1;
+                    self.retx.push_back(psn);
+                    let b = payload(psn) as u64;
+                    self.inflight -= b;
+                    bytes += b;
+                }
+                _ => {}
+            }
+        }
+        bytes
     }
 
     /// A NACK for `psn` (its payload was trimmed): resend it next. Returns true when the
@@ -192,6 +236,11 @@ impl UetPdc {
         self.inflight > 0
     }
 
+    /// PSNs presumed lost and waiting for a resend.
+    pub fn lost_packets(&self) -> u32 {
+        self.lost
+    }
+
     /// Packets still to send: new data and queued retransmissions.
     pub fn backlog_packets(&self) -> u64 {
         (self.tx.len() as u64 - self.next_new as u64) + self.lost as u64
@@ -222,12 +271,27 @@ impl UetPdc {
                 self.cum += 1;
             }
         }
+        self.last_psn = psn;
         let complete = self.received as usize == self.tx.len();
         if self.since_ack >= ack_bytes || urgent || complete || !new {
             self.since_ack = 0;
             return (new, Some(self.sack_for(psn)));
         }
         (new, None)
+    }
+
+    /// True while data has arrived that no ACK has covered yet.
+    pub fn owes_ack(&self) -> bool {
+        self.since_ack > 0
+    }
+
+    /// The ACK coalescing timer fired: the ACK owed, if any.
+    pub fn flush_ack(&mut self) -> Option<Sack> {
+        if self.since_ack == 0 {
+            return None;
+        }
+        self.since_ack = 0;
+        Some(self.sack_for(self.last_psn))
     }
 
     fn has(&self, psn: u32) -> bool {
@@ -360,6 +424,47 @@ mod tests {
             pay,
         );
         assert!(tx.all_acked() && !tx.outstanding());
+    }
+
+    #[test]
+    fn a_psn_passed_by_k_acknowledged_later_psns_is_presumed_lost_once() {
+        let mut tx = UetPdc::new(20);
+        for t in 0..12 {
+            tx.take_psn(Time(t), pay);
+        }
+        // PSN 2 is missing; 3..=9 arrived: 2 + 7 acknowledged, 7 of them above PSN 2.
+        let acked = tx.on_sack(
+            Sack {
+                cum: 2,
+                base: 3,
+                bitmap: 0x7f,
+            },
+            pay,
+        );
+        assert_eq!(acked, 9 * MTU as u64);
+        assert_eq!(tx.sack_losses(8, pay), 0, "7 later PSNs acknowledged: not yet");
+        assert_eq!(
+            tx.sack_losses(7, pay),
+            MTU as u64,
+            "PSN 2 alone: 10 and 11 have none above"
+        );
+        assert_eq!(tx.sack_losses(7, pay), 0, "already queued for a resend");
+        assert_eq!(tx.take_psn(Time(20), pay), Some((2, true)));
+        assert_eq!(
+            tx.sack_losses(1, pay),
+            0,
+            "resent after PSN 9: nothing acknowledged since"
+        );
+    }
+
+    #[test]
+    fn the_ack_timer_flushes_what_the_byte_counter_held_back() {
+        let mut rx = UetPdc::new(10);
+        let (_, ack) = rx.receive(0, MTU, false, 16_000);
+        assert!(ack.is_none() && rx.owes_ack());
+        let s = rx.flush_ack().expect("one packet owed");
+        assert_eq!((s.cum, s.base, s.bitmap), (1, 1, 0));
+        assert!(!rx.owes_ack() && rx.flush_ack().is_none());
     }
 
     #[test]
