@@ -1,9 +1,10 @@
 //! The comparison of variants: `compare.png` and `report.md`, built from `summary.json`
 //! (so the numbers are the summary's), for one run or across runs (`sim compare`).
 
-use crate::files::write_atomic;
+use crate::files;
 use crate::metrics::Row;
 use crate::plots;
+use crate::results_dir::{Kind, Staging};
 use anyhow::{Context, Result};
 use clap::Args;
 use serde_json::Value;
@@ -81,7 +82,7 @@ pub fn markdown(title: &str, rows: &[Row]) -> String {
 /// Write `compare.png` and `report.md` into `dir`.
 pub fn write(dir: &Path, title: &str, rows: &[Row]) -> Result<()> {
     plots::compare(&dir.join("compare.png"), title, rows)?;
-    write_atomic(&dir.join("report.md"), markdown(title, rows).as_bytes())
+    files::write(&dir.join("report.md"), markdown(title, rows).as_bytes())
 }
 
 #[derive(Args, Debug)]
@@ -100,7 +101,8 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     let mut names = Vec::new();
     for d in &args.dirs {
         let path = d.join("summary.json");
-        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let text = models::input::read_text(&path, models::input::MAX_DATA)
+            .map_err(|e| crate::exit::BadInput::new(format!("{}: cannot read it: {e}", path.display())))?;
         let v: Value = serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
         let label = d
             .file_name()
@@ -113,8 +115,14 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("results/compare"));
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    write(&out, &format!("{} compared", names.join(" vs ")), &all)?;
+    let staging = Staging::prepare(&out, Kind::Compare)?;
+    write(staging.dir(), &format!("{} compared", names.join(" vs ")), &all)?;
+    staging.commit().with_context(|| {
+        format!(
+            "comparison not written to {} (anything there is as it was)",
+            out.display()
+        )
+    })?;
     println!("comparison: {}", out.display());
     Ok(ExitCode::SUCCESS)
 }

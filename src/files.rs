@@ -1,13 +1,31 @@
-//! Writing files a user opens: each to a temporary name beside it, then renamed into place,
-//! so a reader never sees half a file.
+//! Writing result files. Each goes into the command's private staging directory
+//! (`results_dir.rs`), which replaces `--out` whole when everything is written, so no file
+//! needs its own temporary name; an error names the file it failed on.
 
 use anyhow::{Context, Result};
-use std::fs;
 use std::path::Path;
 
-/// Write `bytes` to `path` through a temporary file and a rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension("tmp");
-    fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+/// Write `bytes` to `path`.
+pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
+    fault_point();
+    std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Crash testing: with `SIM_TEST_KILL_AT=N` in the environment, the process kills itself
+/// (SIGKILL, no clean-up) at the N-th step of writing results (each file, and each rename of
+/// the results directory), so tests can check that every step leaves complete results.
+pub fn fault_point() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static STEP: AtomicU64 = AtomicU64::new(0);
+    let Some(at) = std::env::var("SIM_TEST_KILL_AT")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    else {
+        return;
+    };
+    if STEP.fetch_add(1, Ordering::SeqCst) + 1 == at {
+        #[cfg(unix)]
+        let _ = rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
+        std::process::abort();
+    }
 }

@@ -1,19 +1,23 @@
 //! `sim`: the command line.
 //!
-//! `main -> run() -> Result<ExitCode>`: a bad scenario prints its cause and exits 2; an
-//! invariant violation exits 3; anything else that goes wrong exits 1. Never a panic on input.
+//! `main -> run() -> Result<ExitCode>`: a bad scenario or flag prints its cause and exits 2;
+//! the other exit codes are in `exit.rs`. Never a panic on input.
 
 #[cfg(target_os = "linux")]
 mod alloc;
 mod captures;
 mod compare;
+mod exit;
 mod files;
+mod machine;
 mod metrics;
 mod output;
 mod plots;
+mod results_dir;
 mod run;
 mod sweep;
 mod telemetry;
+mod watchdog;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -38,19 +42,12 @@ enum Command {
     Merge(sweep::MergeArgs),
 }
 
-/// Exit codes.
-pub mod exit {
-    pub const BAD_INPUT: u8 = 2;
-    pub const INVARIANT_VIOLATED: u8 = 3;
-    pub const SWEEP_FAILURES: u8 = 4;
-    /// Ctrl-C: the results so far were written, marked interrupted (128 + SIGINT).
-    pub const INTERRUPTED: u8 = 130;
-}
-
 fn main() -> ExitCode {
+    let started = std::time::Instant::now();
+    ignore_file_size_signal();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run(args) => run::run(&args),
+        Command::Run(args) => run::run(&args, started),
         Command::Compare(args) => compare::run(&args),
         Command::Sweep(args) => sweep::run(&args),
         Command::Merge(args) => sweep::merge(&args),
@@ -62,8 +59,23 @@ fn main() -> ExitCode {
                 eprintln!("error: {se}");
                 return ExitCode::from(exit::BAD_INPUT);
             }
+            if e.downcast_ref::<exit::BadInput>().is_some() {
+                eprintln!("error: {e:#}");
+                return ExitCode::from(exit::BAD_INPUT);
+            }
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// A file-size limit (`ulimit -f`) makes a write fail with an error naming the file, rather
+/// than kill the process with SIGXFSZ.
+fn ignore_file_size_signal() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to "ignore" before any thread starts; no handler
+    // code runs.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
 }

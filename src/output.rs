@@ -2,13 +2,13 @@
 //! Each file is written to a temporary name and renamed (`files.rs`), so a reader never sees half
 //! a file.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use models::{Scenario, VariantReport};
 use serde::Serialize;
 use std::fs;
 use std::path::Path;
 
-use crate::files::write_atomic;
+use crate::files;
 use crate::telemetry::Telemetry;
 
 #[derive(Serialize)]
@@ -20,6 +20,9 @@ struct Summary<'a> {
     command_line: &'a [String],
     hosts: usize,
     peak_rss_mb: Option<f64>,
+    /// Why the run ended before every variant ran (Ctrl-C, run.max_wall); null when it did not.
+    stopped: Option<&'a str>,
+    variants_not_run: &'a [String],
     variants: Vec<&'a models::report::VariantSummary>,
 }
 
@@ -31,66 +34,24 @@ pub fn peak_rss_mb() -> Option<f64> {
     Some(kb / 1024.0)
 }
 
-/// Refuse to write results over a directory that holds something else: `dir` may be absent,
-/// empty, or an earlier run's results (`summary.json` or `sweep.json`), which a new run
-/// replaces whole. Called before running, so a long run cannot fail at its end.
-pub fn check_out(dir: &Path) -> Result<()> {
-    let Ok(mut entries) = fs::read_dir(dir) else {
-        if dir.exists() {
-            anyhow::bail!("--out {}: exists and is not a directory", dir.display());
-        }
-        return Ok(());
-    };
-    let ours = dir.join("summary.json").exists() || dir.join("sweep.json").exists();
-    if !ours && entries.next().is_some() {
-        anyhow::bail!(
-            "--out {}: the directory holds files that are not sim results; choose another --out (results replace an earlier run's directory whole, never mix with other files)",
-            dir.display()
-        );
-    }
-    Ok(())
+/// What a run leaves unfinished beyond its variants' own reports: a Ctrl-C, or a wall-clock
+/// limit, before every variant ran.
+#[derive(Serialize, Default)]
+pub struct Cut {
+    /// Why the run ended early (`interrupted (Ctrl-C)`, `stopped by run.max_wall`), if it did.
+    pub stopped: Option<String>,
+    /// Variants of the scenario not run at all.
+    pub variants_not_run: Vec<String>,
 }
 
-/// Write every result file into a fresh staging directory beside `dir`, then put it in
-/// place of `dir` (an earlier run's results go whole, so files of two runs never mix).
+/// Write every result file into `dir` (the command's private staging directory).
 pub fn write_results(
     dir: &Path,
     scenario: &Scenario,
     reports: &[VariantReport],
     telemetry: &[Telemetry],
     argv: &[String],
-) -> Result<()> {
-    check_out(dir)?;
-    let name = dir
-        .file_name()
-        .map_or("results".into(), |n| n.to_string_lossy().into_owned());
-    let staging = dir.with_file_name(format!(".{name}.writing-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&staging);
-    fs::create_dir_all(&staging).with_context(|| format!("creating {}", staging.display()))?;
-    let written = write_into(&staging, scenario, reports, telemetry, argv);
-    if let Err(e) = written {
-        let _ = fs::remove_dir_all(&staging);
-        return Err(e);
-    }
-    if dir.exists() {
-        let old = dir.with_file_name(format!(".{name}.old-{}", std::process::id()));
-        fs::rename(dir, &old).with_context(|| format!("moving the earlier {} aside", dir.display()))?;
-        fs::rename(&staging, dir)
-            .with_context(|| format!("renaming {} to {}", staging.display(), dir.display()))?;
-        fs::remove_dir_all(&old).with_context(|| format!("removing {}", old.display()))?;
-    } else {
-        fs::rename(&staging, dir)
-            .with_context(|| format!("renaming {} to {}", staging.display(), dir.display()))?;
-    }
-    Ok(())
-}
-
-fn write_into(
-    dir: &Path,
-    scenario: &Scenario,
-    reports: &[VariantReport],
-    telemetry: &[Telemetry],
-    argv: &[String],
+    cut: &Cut,
 ) -> Result<()> {
     let summary = Summary {
         scenario: &scenario.name,
@@ -100,10 +61,12 @@ fn write_into(
         command_line: argv,
         hosts: scenario.topology.hosts.len(),
         peak_rss_mb: peak_rss_mb(),
+        stopped: cut.stopped.as_deref(),
+        variants_not_run: &cut.variants_not_run,
         variants: reports.iter().map(|r| &r.summary).collect(),
     };
     let summary_json = serde_json::to_value(&summary)?;
-    write_atomic(
+    files::write(
         &dir.join("summary.json"),
         serde_json::to_string_pretty(&summary_json)?.as_bytes(),
     )?;
@@ -165,7 +128,7 @@ fn write_into(
             ])?;
         }
     }
-    write_atomic(&dir.join("flows.csv"), &flows.into_inner()?)?;
+    files::write(&dir.join("flows.csv"), &flows.into_inner()?)?;
 
     let mut counters = csv::Writer::from_writer(Vec::new());
     counters.write_record(["variant", "node", "port", "counter", "value"])?;
@@ -180,7 +143,7 @@ fn write_into(
             ])?;
         }
     }
-    write_atomic(&dir.join("counters.csv"), &counters.into_inner()?)?;
+    files::write(&dir.join("counters.csv"), &counters.into_inner()?)?;
     Ok(())
 }
 
@@ -217,7 +180,7 @@ fn write_timeseries(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetr
             }
         }
     }
-    write_atomic(&dir.join("timeseries.csv"), &w.into_inner()?)
+    files::write(&dir.join("timeseries.csv"), &w.into_inner()?)
 }
 
 /// `events.csv`: `variant,time_ns,node,port,prio,flow,event,reason`, and a last row per
@@ -263,7 +226,7 @@ fn write_events(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetry]) 
             ])?;
         }
     }
-    write_atomic(&dir.join("events.csv"), &w.into_inner()?)
+    files::write(&dir.join("events.csv"), &w.into_inner()?)
 }
 
 fn human_ns(ns: impl Into<Option<f64>>) -> String {

@@ -1,9 +1,9 @@
 //! PNG plots of a run, drawn with plotters into an RGB buffer and encoded with `png`. Text
 //! uses the embedded DejaVu Sans, so plots render on machines without system fonts.
 
-use crate::files::write_atomic;
+use crate::files;
 use crate::metrics::{METRICS, Row};
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Result, anyhow};
 use models::VariantReport;
 use models::telemetry::{EventLog, Sampler};
 use plotters::coord::Shift;
@@ -65,7 +65,7 @@ pub(crate) fn png(path: &Path, draw: impl FnOnce(&Area) -> Result<()>) -> Result
         enc.set_depth(png::BitDepth::Eight);
         enc.write_header()?.write_image_data(&buf)?;
     }
-    write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
+    files::write(path, &bytes)
 }
 
 pub(crate) fn e<T: std::fmt::Debug>(err: T) -> anyhow::Error {

@@ -1,8 +1,10 @@
 //! `sim run`: load, run every variant, print the table, write the results directory.
 
-use crate::exit;
-use crate::output;
-use anyhow::Result;
+use crate::exit::{self, BadInput};
+use crate::output::{self, Cut};
+use crate::results_dir::{Kind, Staging};
+use crate::watchdog::{Phase, Watchdog};
+use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use models::{Overrides, Sim, VariantReport};
@@ -33,7 +35,7 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
-pub fn run(args: &RunArgs) -> Result<ExitCode> {
+pub fn run(args: &RunArgs, started: Instant) -> Result<ExitCode> {
     // Ctrl-C stops the run at its next progress tick and still writes its results (marked
     // interrupted); installed first, so an early Ctrl-C is caught too; a second Ctrl-C quits at once.
     let stop = Arc::new(AtomicBool::new(false));
@@ -47,17 +49,18 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let ov = Overrides {
         set: args.set.clone(),
         seed: args.seed,
+        max_memory: crate::machine::machine_limit(),
     };
     let mut scenario = models::load(&args.file, &ov)?;
     if !args.variants.is_empty() {
         let names: Vec<String> = scenario.variants.iter().map(|v| v.name.clone()).collect();
         if let Some(bad) = args.variants.iter().find(|v| !names.contains(v)) {
-            eprintln!(
-                "error: --variant {bad}: {} has no such variant (it has: {})",
+            return Err(BadInput::new(format!(
+                "--variant {bad}: {} has no such variant (it has: {})",
                 args.file.display(),
                 names.join(", ")
-            );
-            return Ok(ExitCode::from(crate::exit::BAD_INPUT));
+            ))
+            .into());
         }
         scenario.variants.retain(|v| args.variants.contains(&v.name));
     }
@@ -65,59 +68,126 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(&scenario.name));
-    output::check_out(&out)?;
-    let (reports, telemetry) = simulate(&scenario, args.quiet, &stop);
-    output::print_table(&scenario, &reports);
-    output::write_results(
-        &out,
-        &scenario,
-        &reports,
-        &telemetry,
-        &std::env::args().collect::<Vec<_>>(),
-    )?;
-    println!("results: {}", out.display());
-    if stop.load(Ordering::SeqCst) {
-        let skipped: Vec<&str> = scenario.variants[reports.len()..]
-            .iter()
-            .map(|v| v.name.as_str())
-            .collect();
-        if !skipped.is_empty() {
-            eprintln!("interrupted: variants not run: {}", skipped.join(", "));
-        }
-        return Ok(ExitCode::from(exit::INTERRUPTED));
-    }
-    let broken: Vec<String> = reports
+    // Before any work: an --out that cannot take the results fails now, not after the run.
+    let staging = Staging::prepare(&out, Kind::Run)?;
+    let wall = scenario
+        .variants
         .iter()
-        .flat_map(|r| {
-            r.summary
-                .invariants
-                .iter()
-                .filter(|i| !i.ok)
-                .map(move |i| format!("{}: {}: {}", r.summary.name, i.name, i.detail))
+        .map(|v| v.limits.wall())
+        .min()
+        .unwrap_or_default();
+    let watchdog = Watchdog::arm(
+        started,
+        wall,
+        staging.dir().to_path_buf(),
+        staging.out().to_path_buf(),
+    );
+    let (reports, telemetry, cut) = simulate(&scenario, args.quiet, &stop, Some(&watchdog));
+    output::print_table(&scenario, &reports);
+    watchdog.enter(Phase::Writing);
+    let argv: Vec<String> = std::env::args().collect();
+    output::write_results(staging.dir(), &scenario, &reports, &telemetry, &argv, &cut)
+        .and_then(|()| {
+            watchdog.enter(Phase::Committing);
+            staging.commit()
         })
-        .collect();
-    if !broken.is_empty() {
-        for b in &broken {
-            eprintln!("invariant violated: {b}");
-        }
-        return Ok(ExitCode::from(exit::INVARIANT_VIOLATED));
+        .with_context(|| {
+            format!(
+                "results not written to {} (anything there is as it was)",
+                out.display()
+            )
+        })?;
+    drop(watchdog);
+    println!("results: {}", out.display());
+    for n in &cut.variants_not_run {
+        eprintln!(
+            "{}: variant {n} not run",
+            cut.stopped.as_deref().unwrap_or("stopped")
+        );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(exit_code(
+        &reports,
+        &cut,
+        stop.load(Ordering::SeqCst),
+    )))
+}
+
+/// The exit code of a run: the worst of what happened, in the order of `exit.rs`'s table
+/// from the bottom (a violated invariant outranks a deadlock, which outranks a limit).
+fn exit_code(reports: &[VariantReport], cut: &Cut, interrupted: bool) -> u8 {
+    let mut code = 0;
+    for r in reports {
+        let s = &r.summary;
+        for i in s.invariants.iter().filter(|i| !i.ok) {
+            eprintln!("invariant violated: {}: {}: {}", s.name, i.name, i.detail);
+            code = exit::INVARIANT_VIOLATED;
+        }
+    }
+    if code != 0 {
+        return code;
+    }
+    if interrupted {
+        return exit::INTERRUPTED;
+    }
+    if reports.iter().any(|r| !r.summary.pfc_deadlocks.is_empty()) {
+        return exit::DEADLOCK;
+    }
+    if cut.stopped.is_some() || reports.iter().any(|r| r.summary.incomplete.is_some()) {
+        return exit::LIMIT;
+    }
+    0
 }
 
 /// Run every variant of `scenario`, with progress on a terminal unless `quiet`, until `stop`
-/// is set (the variant running then is cut short, the rest are not run).
+/// is set (the variant running then is cut short, the rest are not run) or the watchdog's
+/// soft deadline passes (likewise).
 pub fn simulate(
     scenario: &models::Scenario,
     quiet: bool,
     stop: &AtomicBool,
-) -> (Vec<VariantReport>, Vec<crate::telemetry::Telemetry>) {
+    watchdog: Option<&Watchdog>,
+) -> (Vec<VariantReport>, Vec<crate::telemetry::Telemetry>, Cut) {
+    // Without a watchdog (a sweep's point), the scenario's own max_wall from now.
+    let wall = scenario
+        .variants
+        .iter()
+        .map(|v| v.limits.wall())
+        .min()
+        .unwrap_or_default();
+    let soft = watchdog.map_or_else(
+        || Instant::now() + wall.mul_f64(crate::watchdog::SOFT),
+        |w| w.soft,
+    );
+    let enter = |p: Phase| {
+        if let Some(w) = watchdog {
+            w.enter(p);
+        }
+    };
     let mut reports = Vec::new();
     let mut telemetry = Vec::new();
-    for variant in &scenario.variants {
+    let mut cut = Cut::default();
+    for (i, variant) in scenario.variants.iter().enumerate() {
+        let why = if stop.load(Ordering::Relaxed) {
+            Some("interrupted (Ctrl-C)".to_string())
+        } else if Instant::now() >= soft {
+            Some(format!(
+                "stopped by run.max_wall ({:.1?}) before every variant ran",
+                variant.limits.wall()
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            cut.stopped = Some(why);
+            cut.variants_not_run = scenario.variants[i..].iter().map(|v| v.name.clone()).collect();
+            break;
+        }
         let bar = progress(quiet, &variant.name, variant.limits.max_time);
         let t0 = Instant::now();
+        enter(Phase::SettingUp);
         let mut sim = Sim::new(scenario, variant);
+        sim.set_wall_deadline(soft);
+        enter(Phase::Simulating);
         sim.run_with_progress(|now| {
             bar.set_message(format!("{}: simulated {now}", variant.name));
             bar.set_position(now.0 / 1_000_000);
@@ -128,11 +198,11 @@ pub fn simulate(
         bar.finish_and_clear();
         reports.push(VariantReport::new(&sim, wall));
         telemetry.push(crate::telemetry::Telemetry::take(&mut sim));
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
     }
-    (reports, telemetry)
+    if stop.load(Ordering::Relaxed) && cut.stopped.is_none() {
+        cut.stopped = Some("interrupted (Ctrl-C)".into());
+    }
+    (reports, telemetry, cut)
 }
 
 /// Progress on simulated time, drawn only on a terminal (and not with --quiet): a bar up to

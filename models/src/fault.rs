@@ -57,11 +57,22 @@ pub struct FaultAction {
     pub action: Action,
 }
 
+/// Flaps one `[[fault]]` may ask for (each is two events).
+pub const MAX_FLAPS: u32 = 1_000_000;
+/// Cable changes all faults together may expand into.
+pub const MAX_ACTIONS: usize = 4_000_000;
+
 /// Check every fault against the topology and expand it into timed actions.
 pub fn resolve(faults: &[FaultConfig], t: &Topology) -> Result<Vec<FaultAction>, FieldError> {
     let mut out = Vec::new();
     for (i, f) in faults.iter().enumerate() {
         let key = |k: &str| format!("fault[{i}].{k}");
+        if out.len() > MAX_ACTIONS {
+            return Err(FieldError::new(
+                format!("fault[{i}]"),
+                format!("the faults add up to more than {MAX_ACTIONS} cable changes"),
+            ));
+        }
         let node = |name: &str| t.node_named(key("link"), name);
         let (a, b) = (node(&f.link[0])?, node(&f.link[1])?);
         if t.cables_between(a, b) == 0 {
@@ -103,6 +114,27 @@ pub fn resolve(faults: &[FaultConfig], t: &Topology) -> Result<Vec<FaultAction>,
                     .filter(|p| *p > Duration::ZERO)
                     .ok_or_else(|| FieldError::new(key("period"), "flapping needs a non-zero `period`"))?;
                 let count = f.count.unwrap_or(1).max(1);
+                if count > MAX_FLAPS {
+                    return Err(FieldError::new(
+                        key("count"),
+                        format!("at most {MAX_FLAPS} flaps per fault, got {count}"),
+                    ));
+                }
+                // The last repair, 2 x count x period after `at`, within the time limit.
+                let last = period
+                    .checked_mul(2 * count as u64)
+                    .and_then(|span| span.checked_add(f.at))
+                    .ok_or_else(|| {
+                        FieldError::new(
+                            key("count"),
+                            format!(
+                                "{count} flaps of {period} from {} end past the simulator's time limit of {}",
+                                f.at,
+                                Duration::LIMIT.text
+                            ),
+                        )
+                    })?;
+                debug_assert!(last.0 >= f.at.0);
                 for k in 0..count as u64 {
                     let down = at + period * (2 * k);
                     push(down, Action::Down);

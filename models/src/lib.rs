@@ -39,6 +39,7 @@
 //! See the README's "Not modelled" list: cut-through forwarding, FEC, multi-priority PFC
 //! frames, ROD/RUDI/UUD delivery, and the simplifications each model states.
 
+pub mod budget;
 pub mod capture;
 pub mod cc;
 pub mod drop;
@@ -46,6 +47,7 @@ pub mod error;
 pub mod fault;
 pub mod ideal;
 pub mod ids;
+pub mod input;
 pub mod link;
 pub mod network;
 pub mod nic;

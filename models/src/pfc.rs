@@ -139,9 +139,24 @@ impl PfcConfig {
     /// sending (up to `max_frame`), the PFC frame itself and the peer's response time (at the
     /// fastest port, where a pause is shortest). Otherwise the peer resumes between refreshes
     /// and a lossless class drops.
-    pub fn validate_rates(&self, fastest: BitRate, max_frame: u32) -> Result<(), FieldError> {
+    /// And a refresh must not come faster than the slowest port can send PFC frames.
+    pub fn validate_rates(
+        &self,
+        fastest: BitRate,
+        slowest: BitRate,
+        max_frame: u32,
+    ) -> Result<(), FieldError> {
         if self.priorities.is_empty() {
             return Ok(());
+        }
+        let frame = slowest.tx_time(on_wire(PFC_FRAME));
+        if let Some(r) = self.refresh.filter(|&r| r < frame) {
+            return Err(FieldError::new(
+                "pfc.refresh",
+                format!(
+                    "{r} is shorter than a PFC frame takes on the wire at {slowest} ({frame}): refreshes would queue without end"
+                ),
+            ));
         }
         let renews = |quanta: u16, refresh: Option<Duration>| {
             let pause = Self::pause_time(fastest, quanta);

@@ -4,7 +4,8 @@
 #
 #   scenarios/sweeps/slurm-array.sh scenarios/sweeps/ecn-kmin.toml 8
 #
-# Environment: OUT (results directory, default results/<sweep file name>), CPUS (cores per
+# Environment: OUT (a folder for shards/, logs/ and the merged sweep in merged/; default
+# results/<sweep file name>), CPUS (cores per
 # task, default 4), SIM (the sim binary; default: built here with cargo), and SBATCH_ARGS
 # (extra sbatch options, e.g. "--partition=cpu --time=02:00:00").
 # Shards are independent (point i runs in shard i mod N), so a failed task can be resubmitted
@@ -27,5 +28,5 @@ ARRAY=$(sbatch --parsable ${SBATCH_ARGS:-} --job-name="sweep-$(basename "$SWEEP"
 # shellcheck disable=SC2086
 MERGE=$(sbatch --parsable ${SBATCH_ARGS:-} --job-name=sweep-merge --dependency="afterany:${ARRAY%%;*}" \
     --output="$OUT/logs/merge.out" \
-    --wrap="'$SIM' merge --out '$OUT' '$OUT'/shards/*")
-echo "submitted array $ARRAY ($SHARDS shards) and merge $MERGE; results in $OUT"
+    --wrap="'$SIM' merge --out '$OUT/merged' '$OUT'/shards/*")
+echo "submitted array $ARRAY ($SHARDS shards) and merge $MERGE; results in $OUT/merged"

@@ -26,7 +26,7 @@ pub mod rng;
 pub mod time;
 pub mod units;
 
-pub use parse::UnitError;
+pub use parse::{Limit, UnitError};
 pub use queue::EventQueue;
 pub use rng::{RngStreams, SimRng};
 pub use time::{Duration, Time};

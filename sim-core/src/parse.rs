@@ -7,12 +7,14 @@
 pub struct UnitError(pub String);
 
 /// Parse `"<decimal number><unit>"` against a unit table of `(suffix, scale)` where the scale is
-/// the number of base units in one of that unit. Returns the exact value in base units.
+/// the number of base units in one of that unit. Returns the exact value in base units, at
+/// most `max` (the quantity's [`Limit`]).
 pub(crate) fn parse_quantity(
     input: &str,
     what: &str,
     example: &str,
     units: &[(&str, u128)],
+    max: Limit,
 ) -> Result<u64, UnitError> {
     let s = input.trim();
     let expected = || {
@@ -54,9 +56,12 @@ pub(crate) fn parse_quantity(
         frac_part.parse().map_err(|_| UnitError(expected()))?
     };
     let denom = 10u128.pow(frac_part.len() as u32);
-    let whole = int
-        .checked_mul(scale)
-        .ok_or_else(|| UnitError(format!("{what} \"{input}\" is too large")))?;
+    let whole = int.checked_mul(scale).ok_or_else(|| {
+        UnitError(format!(
+            "{what} \"{input}\" is over the simulator's limit of {}",
+            max.text
+        ))
+    })?;
     let frac_scaled = frac * scale;
     if frac_scaled % denom != 0 {
         return Err(UnitError(format!(
@@ -69,5 +74,28 @@ pub(crate) fn parse_quantity(
         )));
     }
     let total = whole + frac_scaled / denom;
-    u64::try_from(total).map_err(|_| UnitError(format!("{what} \"{input}\" is too large")))
+    max.check(total, what, input)
+}
+
+/// The largest value a quantity may take, so that no sum or product the simulator forms
+/// from configured values can wrap around its 64-bit integers.
+#[derive(Debug, Clone, Copy)]
+pub struct Limit {
+    /// In base units.
+    pub max: u64,
+    /// The same, as a user writes it (`"1000000s (about 11.6 days)"`).
+    pub text: &'static str,
+}
+
+impl Limit {
+    /// `value` if within the limit, else an error naming the limit.
+    pub fn check(self, value: u128, what: &str, input: &str) -> Result<u64, UnitError> {
+        if value > self.max as u128 {
+            return Err(UnitError(format!(
+                "{what} \"{input}\" is over the simulator's limit of {}",
+                self.text
+            )));
+        }
+        Ok(value as u64)
+    }
 }

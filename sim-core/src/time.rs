@@ -4,7 +4,7 @@
 //! operators exist: `Time + Duration = Time`, `Time - Time = Duration`, `Duration * n`.
 //! There is no floating-point time anywhere in the simulator.
 
-use crate::parse::{UnitError, parse_quantity};
+use crate::parse::{Limit, UnitError, parse_quantity};
 use std::fmt;
 use std::ops::{Add, AddAssign, Mul, Sub};
 
@@ -45,6 +45,13 @@ impl Time {
 
 impl Duration {
     pub const ZERO: Duration = Duration(0);
+    /// The longest duration a scenario may configure: 10^6 s (about 11.6 days), so that sums
+    /// and small multiples of configured times stay far inside 64-bit picoseconds (2^64 ps is
+    /// about 213 days).
+    pub const LIMIT: Limit = Limit {
+        max: 1_000_000 * 1_000_000_000_000,
+        text: "1000000s (about 11.6 days)",
+    };
 
     pub const fn from_ns(ns: u64) -> Self {
         Duration(ns * 1_000)
@@ -54,7 +61,23 @@ impl Duration {
     }
     /// Parse `"1us"`, `"250ns"`, `"1.5ms"`, `"0s"`.
     pub fn parse(s: &str) -> Result<Self, UnitError> {
-        parse_quantity(s, "a duration", "1us", TIME_UNITS).map(Duration)
+        parse_quantity(s, "a duration", "1us", TIME_UNITS, Self::LIMIT).map(Duration)
+    }
+
+    /// `self * n`, or None past [`Duration::LIMIT`].
+    pub fn checked_mul(self, n: u64) -> Option<Duration> {
+        self.0
+            .checked_mul(n)
+            .filter(|&v| v <= Self::LIMIT.max)
+            .map(Duration)
+    }
+
+    /// `self + d`, or None past [`Duration::LIMIT`].
+    pub fn checked_add(self, d: Duration) -> Option<Duration> {
+        self.0
+            .checked_add(d.0)
+            .filter(|&v| v <= Self::LIMIT.max)
+            .map(Duration)
     }
     pub fn as_ns_f64(self) -> f64 {
         self.0 as f64 / 1e3

@@ -4,7 +4,7 @@
 //! (100 Gb/s = 100e9 bit/s); sizes say which prefix they mean (`KB` = 1000 B, `KiB` = 1024 B).
 //! Parsing is exact decimal arithmetic (no floating point), so `"1.5us"` is exactly 1 500 000 ps.
 
-use crate::parse::{UnitError, parse_quantity};
+use crate::parse::{Limit, UnitError, parse_quantity};
 use crate::time::Duration;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
@@ -24,9 +24,16 @@ const BYTE_UNITS: &[(&str, u128)] = &[
     ("MiB", 1 << 20),
     ("GiB", 1 << 30),
     ("TiB", 1 << 40),
+    ("PiB", 1 << 50),
 ];
 
 impl Bytes {
+    /// The largest size a scenario may configure: 1 PiB (2^50 B).
+    pub const LIMIT: Limit = Limit {
+        max: 1 << 50,
+        text: "1PiB (2^50 bytes)",
+    };
+
     /// Parse `"4KiB"`, `"42MB"`, `"1500B"`.
     pub fn parse(s: &str) -> Result<Self, UnitError> {
         if let Some(bits) = s
@@ -38,7 +45,7 @@ impl Bytes {
                 "\"{s}\" is in bits; sizes are in bytes (did you mean \"{bits}B\"?)"
             )));
         }
-        parse_quantity(s, "a size", "4KiB", BYTE_UNITS).map(Bytes)
+        parse_quantity(s, "a size", "4KiB", BYTE_UNITS, Self::LIMIT).map(Bytes)
     }
 }
 
@@ -78,9 +85,15 @@ impl BitRate {
         BitRate(g * 1_000_000_000)
     }
 
+    /// The fastest rate a scenario may configure: 100 Tb/s (a 1.6T port is 1.6 Tb/s).
+    pub const LIMIT: Limit = Limit {
+        max: 100_000_000_000_000,
+        text: "100Tbps",
+    };
+
     /// Parse `"100Gbps"`, `"25Gb/s"`, `"400G"`.
     pub fn parse(s: &str) -> Result<Self, UnitError> {
-        let r = parse_quantity(s, "a rate", "100Gbps", RATE_UNITS)?;
+        let r = parse_quantity(s, "a rate", "100Gbps", RATE_UNITS, Self::LIMIT)?;
         if r == 0 {
             return Err(UnitError(format!(
                 "a rate must be greater than zero, got \"{s}\""
@@ -94,12 +107,13 @@ impl BitRate {
     #[inline]
     pub fn tx_time(self, bytes: u64) -> Duration {
         let ps = (bytes as u128 * 8 * 1_000_000_000_000).div_ceil(self.0 as u128);
-        Duration(ps as u64)
+        // Saturates rather than wraps (a petabyte at 1 bit/s); never reached by frames.
+        Duration(ps.min(u64::MAX as u128) as u64)
     }
 
     /// Bytes that this rate carries in `d` (rounded down).
     pub fn bytes_in(self, d: Duration) -> u64 {
-        (self.0 as u128 * d.0 as u128 / 8 / 1_000_000_000_000) as u64
+        (self.0 as u128 * d.0 as u128 / 8 / 1_000_000_000_000).min(u64::MAX as u128) as u64
     }
 
     pub fn as_gbps(self) -> f64 {
@@ -126,9 +140,15 @@ pub struct Length(pub u64);
 const LENGTH_UNITS: &[(&str, u128)] = &[("mm", 1), ("cm", 10), ("m", 1000), ("km", 1_000_000)];
 
 impl Length {
+    /// The longest cable a scenario may configure: 40,000 km (once round the Earth; 200 ms).
+    pub const LIMIT: Limit = Limit {
+        max: 40_000 * 1_000_000,
+        text: "40000km",
+    };
+
     /// Parse `"3m"`, `"50cm"`, `"2km"`.
     pub fn parse(s: &str) -> Result<Self, UnitError> {
-        parse_quantity(s, "a length", "3m", LENGTH_UNITS).map(Length)
+        parse_quantity(s, "a length", "3m", LENGTH_UNITS, Self::LIMIT).map(Length)
     }
     pub fn millimetres(self) -> u64 {
         self.0
@@ -163,7 +183,10 @@ macro_rules! unit_serde {
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$ty, E> {
                         let from_int: Option<fn(u64) -> $ty> = $from_int;
                         match (from_int, u64::try_from(v)) {
-                            (Some(f), Ok(u)) => Ok(f(u)),
+                            (Some(f), Ok(u)) => <$ty>::LIMIT
+                                .check(u as u128, "the number", &v.to_string())
+                                .map(f)
+                                .map_err(|e| E::custom(e.0)),
                             (Some(_), Err(_)) => Err(E::custom(format!("must not be negative, got {v}"))),
                             (None, _) => Err(E::custom(format!(
                                 "a bare number ({v}) is ambiguous here; write it with a unit, {}",
@@ -172,7 +195,12 @@ macro_rules! unit_serde {
                         }
                     }
                     fn visit_u64<E: de::Error>(self, v: u64) -> Result<$ty, E> {
-                        self.visit_i64(i64::try_from(v).map_err(|_| E::custom("number too large"))?)
+                        self.visit_i64(i64::try_from(v).map_err(|_| {
+                            E::custom(format!(
+                                "{v} is over the simulator's limit of {}",
+                                <$ty>::LIMIT.text
+                            ))
+                        })?)
                     }
                     fn visit_f64<E: de::Error>(self, v: f64) -> Result<$ty, E> {
                         Err(E::custom(format!(

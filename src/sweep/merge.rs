@@ -2,6 +2,7 @@
 //! after checking the shards belong to one sweep, each once, none missing.
 
 use super::{Meta, finish};
+use crate::results_dir::{Kind, Staging};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use std::path::PathBuf;
@@ -24,8 +25,9 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode> {
     let mut shards_seen = std::collections::BTreeSet::new();
     for d in &args.dirs {
         let m: Meta = serde_json::from_str(
-            &std::fs::read_to_string(d.join("sweep.json"))
-                .with_context(|| format!("reading {}/sweep.json", d.display()))?,
+            &models::input::read_text(&d.join("sweep.json"), models::input::MAX_CONFIG).map_err(|e| {
+                crate::exit::BadInput::new(format!("{}/sweep.json: cannot read it: {e}", d.display()))
+            })?,
         )?;
         if let Some(prev) = &meta {
             if prev.hash != m.hash || prev.points != m.points || prev.shard[1] != m.shard[1] {
@@ -71,6 +73,13 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(&meta.name));
-    std::fs::create_dir_all(&out)?;
-    finish(&out, &meta, rows)
+    let staging = Staging::prepare(&out, Kind::Sweep)?;
+    let code = finish(staging.dir(), &out, &meta, rows)?;
+    staging.commit().with_context(|| {
+        format!(
+            "results not written to {} (anything there is as it was)",
+            out.display()
+        )
+    })?;
+    Ok(code)
 }

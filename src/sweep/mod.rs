@@ -65,8 +65,9 @@ const COLUMNS: [&str; 17] = [
     "error",
 ];
 
-/// Write sweep.csv, sweep.json and the plots; the exit code says whether any point failed.
-fn finish(out: &Path, meta: &Meta, mut rows: Vec<Vec<String>>) -> Result<ExitCode> {
+/// Write sweep.csv, sweep.json and the plots into `dir` (staging for `out`); the exit code
+/// says whether any point failed.
+fn finish(dir: &Path, out: &Path, meta: &Meta, mut rows: Vec<Vec<String>>) -> Result<ExitCode> {
     rows.sort_by_key(|r| {
         (
             r[0].parse::<usize>().unwrap_or(usize::MAX),
@@ -81,12 +82,12 @@ fn finish(out: &Path, meta: &Meta, mut rows: Vec<Vec<String>>) -> Result<ExitCod
     for r in &rows {
         w.write_record(r)?;
     }
-    crate::files::write_atomic(&out.join("sweep.csv"), &w.into_inner()?)?;
-    crate::files::write_atomic(
-        &out.join("sweep.json"),
+    crate::files::write(&dir.join("sweep.csv"), &w.into_inner()?)?;
+    crate::files::write(
+        &dir.join("sweep.json"),
         serde_json::to_string_pretty(meta)?.as_bytes(),
     )?;
-    plots::write(out, &meta.name, &meta.keys, &meta.metrics, &header, &rows)?;
+    plots::write(dir, &meta.name, &meta.keys, &meta.metrics, &header, &rows)?;
     let failed = rows.iter().filter(|r| r[3 + meta.keys.len()] == "failed").count();
     println!(
         "sweep: {} rows in {}",

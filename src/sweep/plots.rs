@@ -112,7 +112,7 @@ pub fn write(
             )?;
         }
     }
-    crate::files::write_atomic(&out.join("sweep_stats.csv"), &stats.into_inner()?)
+    crate::files::write(&out.join("sweep_stats.csv"), &stats.into_inner()?)
 }
 
 /// Where sweep.csv keeps an axis, a metric, and a row's variant, status and seed.

@@ -3,6 +3,7 @@
 
 use super::spec::{Point, SweepFile, points};
 use super::{COLUMNS, Meta, finish, fnv};
+use crate::results_dir::{Kind, Staging};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -60,8 +61,8 @@ fn check(file: &Path) -> Result<Checked> {
         key: None,
         message,
     };
-    let text =
-        std::fs::read_to_string(file).map_err(|e| read_error(format!("cannot read the sweep: {e}")))?;
+    let text = models::input::read_text(file, models::input::MAX_CONFIG)
+        .map_err(|e| read_error(format!("cannot read the sweep: {e}")))?;
     let sweep: SweepFile =
         toml::from_str(&text).map_err(|e| read_error(format!("not a valid sweep file: {}", e.message())))?;
     let dir = file.parent().unwrap_or(Path::new("."));
@@ -90,7 +91,13 @@ fn check(file: &Path) -> Result<Checked> {
     for (i, a) in sweep.axis.iter().enumerate() {
         for v in a.values(i).map_err(|e| bad_input(file, e))? {
             let set = vec![format!("{}={v}", a.key)];
-            if let Err(e) = models::load(&scenario, &Overrides { set, seed: None }) {
+            if let Err(e) = models::load(
+                &scenario,
+                &Overrides {
+                    set,
+                    ..Default::default()
+                },
+            ) {
                 if e.is_unknown_key() {
                     return Err(bad_input(
                         file,
@@ -122,14 +129,13 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(&c.name));
     let (me, of) = shard(&args.shard).map_err(|e| bad_input(&args.file, e))?;
-    // An earlier sweep's directory is replaced whole (its points must not mix with these).
-    crate::output::check_out(&out)?;
-    if out.exists() {
-        std::fs::remove_dir_all(&out).with_context(|| format!("removing the earlier {}", out.display()))?;
-    }
-    std::fs::create_dir_all(out.join("points")).with_context(|| format!("creating {}", out.display()))?;
+    // An earlier sweep's directory is replaced whole (its points must not mix with these),
+    // and only if sim wrote it; checked before any point runs.
+    let staging = Staging::prepare(&out, Kind::Sweep)?;
+    let dir = staging.dir().to_path_buf();
+    std::fs::create_dir(dir.join("points")).with_context(|| format!("creating {}/points", dir.display()))?;
     let mine: Vec<&Point> = c.points.iter().filter(|p| p.index % of == me).collect();
-    let rows = run_points(&c, &mine, &out, args)?;
+    let rows = run_points(&c, &mine, &dir, args)?;
     let meta = Meta {
         name: c.name.clone(),
         keys: c.sweep.axis.iter().map(|a| a.key.clone()).collect(),
@@ -144,7 +150,14 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode> {
             )
         ),
     };
-    finish(&out, &meta, rows)
+    let code = finish(&dir, &out, &meta, rows)?;
+    staging.commit().with_context(|| {
+        format!(
+            "results not written to {} (anything there is as it was)",
+            out.display()
+        )
+    })?;
+    Ok(code)
 }
 
 /// Run `mine` on `args.jobs` threads with a progress display; their sweep.csv rows.
@@ -163,13 +176,17 @@ fn run_points(c: &Checked, mine: &[&Point], out: &Path, args: &SweepArgs) -> Res
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.jobs.unwrap_or(0))
         .build()?;
+    // Points run side by side: each may have its share of the machine's memory.
+    let jobs = pool.current_num_threads().max(1) as u64;
+    let memory = crate::machine::machine_limit()
+        .map(|(b, why)| (b / jobs, format!("{why}, shared by {jobs} parallel points")));
     let rows: Vec<Vec<Vec<String>>> = pool.install(|| {
         mine.par_iter()
             .map(|p| {
                 let spinner = multi.add(ProgressBar::new_spinner());
                 spinner.set_message(format!("point {} {:?} seed {}", p.index, p.values, p.seed));
                 spinner.enable_steady_tick(std::time::Duration::from_millis(200));
-                let rows = run_point(&c.sweep, &c.scenario, p, out);
+                let rows = run_point(&c.sweep, &c.scenario, p, out, memory.clone());
                 spinner.finish_and_clear();
                 overall.inc(1);
                 rows
@@ -189,7 +206,14 @@ fn bad_input(file: &Path, e: anyhow::Error) -> anyhow::Error {
 }
 
 /// Run one point; its rows for sweep.csv (a `failed` row with the error if it failed).
-fn run_point(sweep: &SweepFile, scenario: &Path, p: &Point, out: &Path) -> Vec<Vec<String>> {
+/// `memory`: the point's share of the machine (the default `run.max_memory`).
+fn run_point(
+    sweep: &SweepFile,
+    scenario: &Path,
+    p: &Point,
+    out: &Path,
+    memory: Option<(u64, String)>,
+) -> Vec<Vec<String>> {
     let set: Vec<String> = sweep
         .axis
         .iter()
@@ -209,12 +233,14 @@ fn run_point(sweep: &SweepFile, scenario: &Path, p: &Point, out: &Path) -> Vec<V
             &Overrides {
                 set,
                 seed: Some(p.seed),
+                max_memory: memory,
             },
         )?;
-        let (reports, telemetry) =
-            crate::run::simulate(&sc, true, &std::sync::atomic::AtomicBool::new(false));
+        let (reports, telemetry, cut) =
+            crate::run::simulate(&sc, true, &std::sync::atomic::AtomicBool::new(false), None);
         let dir = out.join("points").join(format!("{:05}", p.index));
-        crate::output::write_results(&dir, &sc, &reports, &telemetry, &[])?;
+        std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        crate::output::write_results(&dir, &sc, &reports, &telemetry, &[], &cut)?;
         let summary: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json"))?)?;
         let mut rows = Vec::new();

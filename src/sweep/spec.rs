@@ -99,6 +99,9 @@ pub struct Point {
     pub seed: u64,
 }
 
+/// Points a sweep may have (each is a whole run with its own results directory).
+pub const MAX_POINTS: usize = 100_000;
+
 /// Expand the axes into points (grid or zip) times seeds, in a stable order.
 pub fn points(f: &SweepFile, base_seed: u64) -> Result<Vec<Point>> {
     let values: Vec<Vec<String>> = f
@@ -109,6 +112,26 @@ pub fn points(f: &SweepFile, base_seed: u64) -> Result<Vec<Point>> {
         .collect::<Result<_>>()?;
     if values.is_empty() {
         bail!("a sweep needs at least one [[axis]]");
+    }
+    if f.seeds == 0 {
+        bail!("seeds: must be at least 1 (the number of replications of each point)");
+    }
+    if base_seed.checked_add(f.seeds - 1).is_none() {
+        bail!(
+            "seeds: {} seeds from {base_seed} run past the largest seed, 2^64 - 1",
+            f.seeds
+        );
+    }
+    let combos_count: u128 = match f.mode {
+        Mode::Zip => values[0].len() as u128,
+        Mode::Grid => values.iter().map(|v| v.len() as u128).product(),
+    };
+    let total = combos_count.saturating_mul(f.seeds as u128);
+    if total > MAX_POINTS as u128 {
+        bail!(
+            "the sweep has {total} points ({combos_count} value combinations x {} seeds), more than the {MAX_POINTS} a sweep may have",
+            f.seeds
+        );
     }
     let combos: Vec<Vec<String>> = match f.mode {
         Mode::Zip => {
@@ -134,7 +157,7 @@ pub fn points(f: &SweepFile, base_seed: u64) -> Result<Vec<Point>> {
     };
     let mut out = Vec::new();
     for combo in combos {
-        for s in 0..f.seeds.max(1) {
+        for s in 0..f.seeds {
             out.push(Point {
                 index: out.len(),
                 values: combo.clone(),

@@ -63,6 +63,16 @@ const HOSTILE: &[&str] = &[
     "{ rate = \"1Gbps\" }",
     "\"\\u0000\"",
     "\"ecmp\"",
+    // At and just past the simulator's limits (durations 10^6 s, sizes 1 PiB, rates
+    // 100 Tb/s, cables 40,000 km) and the integer widths.
+    "\"1000000s\"",
+    "\"1000001s\"",
+    "\"1PiB\"",
+    "\"100Tbps\"",
+    "\"40000km\"",
+    "4294967295",
+    "9223372036854775807",
+    "1000000",
     "\"reps\"",
     "\"uet\"",
     "\"roce\"",
@@ -175,7 +185,10 @@ fn run_bounded(s: &Scenario) {
 }
 
 fn check(text: &str, file: &str, set: Vec<String>) {
-    let ov = Overrides { set, seed: None };
+    let ov = Overrides {
+        set,
+        ..Default::default()
+    };
     match scenario::parse(text, file, "fuzz", &ov) {
         Ok(s) => run_bounded(&s),
         Err(e) => assert!(says_where(&e), "a rejection that does not say where: {e}"),

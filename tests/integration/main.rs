@@ -3,13 +3,16 @@
 //! sizes, never copied from the simulator's output.
 
 mod capture;
+mod capture_plain;
 mod cli;
 mod closed_form;
 mod common;
+mod crash;
 mod dcqcn_fluid;
 mod faults;
 mod fuzz;
 mod golden;
+mod hostile;
 mod pfc;
 mod queueing;
 mod reliability;

@@ -20,7 +20,12 @@ fn root() -> &'static Path {
 fn the_ring_deadlock_is_found_reported_and_stopped() {
     let out = tmp("deadlock");
     let o = sim_run(&root().join("scenarios/pfc-deadlock.toml"), &out, &[]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(6),
+        "a deadlock's exit code: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let s = summary_json(&out);
 
     let v = variant(&s, "roce-pfc");
@@ -80,7 +85,7 @@ fn nothing_moves_in_a_deadlocked_ring() {
             &out,
             &["--set", &set, "--variant", "roce-pfc-continue"],
         );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(o.status.code(), Some(6), "{}", String::from_utf8_lossy(&o.stderr));
         std::fs::read_to_string(out.join("flows.csv")).unwrap()
     };
     let (a, b) = (delivered("1ms"), delivered("2ms"));
@@ -196,19 +201,70 @@ fn an_event_limit_stops_the_run_exactly_there_and_lists_what_is_unfinished() {
 
 #[test]
 fn a_wall_clock_limit_stops_a_run_and_marks_it() {
-    // The wall clock is read every 2^20 events, so a limit of 1 ns stops the P128 bench
-    // (1.26 M events) at exactly the first reading.
-    let out = tmp("max-wall");
-    let o = sim_run(
-        &root().join("benches/p128-uec.toml"),
-        &out,
-        &["--set", "run.max_wall=1ns"],
+    // 100 GB over a 100G DAC is 8 s simulated, tens of millions of events: far more than 3 s
+    // of wall clock. The event loop stops at 90 % of run.max_wall, the results are written in
+    // the rest, the process ends within the limit and says so in its exit code.
+    let dir = tmp("max-wall");
+    let file = dir.join("long.toml");
+    std::fs::write(
+        &file,
+        "[topology]\nkind = \"back-to-back\"\nlink = { rate = \"100Gbps\", cable = \"3m\" }\n[[flow]]\nsrc = 0\ndst = 1\nsize = \"100GB\"\n[run]\nmax_wall = \"3s\"\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let t0 = std::time::Instant::now();
+    let o = sim_run(&file, &out, &[]);
+    let took = t0.elapsed();
+    assert_eq!(o.status.code(), Some(5), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        took < std::time::Duration::from_millis(3500),
+        "ran {took:?} with run.max_wall = 3s"
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v = &summary_json(&out)["variants"][0];
-    assert_eq!(v["events"], 1 << 20);
-    assert!(v["incomplete"].as_str().unwrap().contains("run.max_wall"));
+    assert!(
+        v["incomplete"].as_str().unwrap().contains("run.max_wall"),
+        "{}",
+        v["incomplete"]
+    );
     assert!(!v["unfinished_flows"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_wall_clock_limit_covers_set_up_and_leaves_earlier_results() {
+    // A switchless ring's routes take N BFS of N nodes: 6000 hosts take seconds to set up,
+    // past a 300 ms limit. The command stops there (exit 5), and the earlier results at
+    // --out are left as they were.
+    let dir = tmp("max-wall-setup");
+    let file = dir.join("ring.toml");
+    let ring = |hosts: u32, wall: &str| {
+        format!(
+            "[topology]\nkind = \"ring\"\nhosts = {hosts}\nlink = {{ rate = \"100Gbps\", delay = \"1us\" }}\n[[flow]]\nsrc = 0\ndst = 1\nsize = \"1KB\"\n[run]\nmax_wall = \"{wall}\"\n"
+        )
+    };
+    let out = dir.join("out");
+    std::fs::write(&file, ring(10, "10min")).unwrap();
+    assert!(sim_run(&file, &out, &[]).status.success());
+    let before = std::fs::read(out.join("summary.json")).unwrap();
+    std::fs::write(&file, ring(6000, "300ms")).unwrap();
+    let t0 = std::time::Instant::now();
+    let o = sim_run(&file, &out, &[]);
+    let took = t0.elapsed();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(5), "{err}");
+    assert!(
+        err.contains("run.max_wall") && err.contains("setting up"),
+        "{err}"
+    );
+    assert!(
+        took < std::time::Duration::from_millis(1300),
+        "ran {took:?} with run.max_wall = 300ms"
+    );
+    assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), before);
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 2, "staging left behind: {left:?}");
 }
 
 #[test]
@@ -327,7 +383,7 @@ fn numeric_edge_cases_are_rejected_naming_the_key() {
     for (set, key) in cases {
         let ov = models::scenario::Overrides {
             set: set.iter().map(|s| s.to_string()).collect(),
-            seed: None,
+            ..Default::default()
         };
         let e = models::scenario::parse(base, "edge.toml", "edge", &ov)
             .err()
@@ -347,7 +403,7 @@ fn numeric_edge_cases_are_rejected_naming_the_key() {
         "edge",
         &models::scenario::Overrides {
             set: vec!["pfc.priorities=[3]".into(), just_short],
-            seed: None,
+            ..Default::default()
         },
     )
     .expect_err("one quantum short is refused");
@@ -361,7 +417,7 @@ fn numeric_edge_cases_are_rejected_naming_the_key() {
     ] {
         let ov = models::scenario::Overrides {
             set: set.iter().map(|s| s.to_string()).collect(),
-            seed: None,
+            ..Default::default()
         };
         models::scenario::parse(base, "edge.toml", "edge", &ov).unwrap_or_else(|e| panic!("{set:?}: {e}"));
     }

@@ -165,30 +165,35 @@ fn compare_puts_two_runs_side_by_side() {
     assert!(rows.iter().any(|r| r[0] == "out/pfc") && rows.iter().any(|r| r[0] == "out/pfc-dcqcn"));
 }
 
-/// A rerun replaces the earlier results whole (no stale files from a different scenario), and
-/// a directory of other files is never written into.
+/// A rerun replaces the earlier results whole, and a directory holding anything sim did not
+/// write there (a user's file dropped into results, or a folder of other files) is never
+/// replaced or written into.
 #[test]
 fn reruns_replace_results_and_foreign_directories_are_refused() {
     let out = run_into("replace", "1");
-    std::fs::write(out.join("stale-from-an-older-run.pcap"), b"old").unwrap();
     let file = out.parent().unwrap().join("plots.toml");
     let rerun = |dir: &Path| sim_run(&file, dir, &[]);
     let o = rerun(&out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.join("summary.json").exists());
-    assert!(!out.join("stale-from-an-older-run.pcap").exists());
+    std::fs::write(out.join("my-notes.txt"), b"mine").unwrap();
+    let o = rerun(&out);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("my-notes.txt"));
+    assert_eq!(std::fs::read(out.join("my-notes.txt")).unwrap(), b"mine");
     let foreign = out.parent().unwrap().join("someone-elses");
     std::fs::create_dir_all(&foreign).unwrap();
     std::fs::write(foreign.join("thesis.tex"), b"keep me").unwrap();
+    std::fs::write(foreign.join("summary.json"), b"{}").unwrap();
     let o = rerun(&foreign);
-    assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("not sim results"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains(&foreign.display().to_string()));
     assert_eq!(std::fs::read(foreign.join("thesis.tex")).unwrap(), b"keep me");
-    assert!(!foreign.join("summary.json").exists());
+    assert_eq!(std::fs::read(foreign.join("summary.json")).unwrap(), b"{}");
 }
 
-/// A scenario of `flows` incast senders with run limits `run`, written and run; its results.
-fn run_text(name: &str, toml: &str) -> PathBuf {
+/// A scenario written and run, exiting with `code`; its results.
+fn run_text(name: &str, toml: &str, code: i32) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("sim-results-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -196,7 +201,12 @@ fn run_text(name: &str, toml: &str) -> PathBuf {
     std::fs::write(&file, toml).unwrap();
     let out = dir.join("out");
     let o = sim_run(&file, &out, &[]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     out
 }
 
@@ -217,6 +227,7 @@ fn a_run_whose_flows_all_completed_is_complete_whatever_timers_were_pending() {
         dst = 1
         size = "100KB"
         "#,
+        0,
     );
     let v = &summary_json(&out)["variants"][0];
     assert_eq!(v["flows_completed"], 1);
@@ -251,6 +262,7 @@ fn no_completion_means_no_percentile_and_no_best() {
         name = "b"
         nic.mtu = "1024B"
         "#,
+        5, // stopped by run.max_time with flows unfinished
     );
     for v in summary_json(&out)["variants"].as_array().unwrap() {
         assert_eq!(v["flows_completed"], 0);

@@ -288,7 +288,7 @@ echo 42
     assert!(dir.join("cluster/shards/2/sweep.csv").exists());
     assert!(sweep(&dir, "local", &[]).status.success());
     assert_eq!(
-        read(dir.join("cluster/sweep.csv")),
+        read(dir.join("cluster/merged/sweep.csv")),
         read(dir.join("local/sweep.csv"))
     );
 }

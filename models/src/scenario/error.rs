@@ -33,7 +33,7 @@ impl ScenarioError {
     pub fn is_unknown_key(&self) -> bool {
         // serde's wording for `deny_unknown_fields`, or a `--set` path that cannot be written
         // (an index past the end, a key under a value): those carry no validated key.
-        self.message.starts_with("unknown field")
+        self.message.starts_with("unknown key")
             || (matches!(self.origin, Origin::CommandLine(_)) && self.key.is_none())
     }
 }

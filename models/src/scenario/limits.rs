@@ -20,6 +20,10 @@ pub struct RunLimits {
     /// is not reproducible: where it stops depends on the machine.
     #[serde(default)]
     pub max_wall: Option<Duration>,
+    /// Memory a run may need, estimated before it starts (`models::budget`); default: half
+    /// of the machine's memory or of the process's address-space limit, whichever is less.
+    #[serde(default)]
+    pub max_memory: Option<sim_core::Bytes>,
     /// Memory a run may spend on per-packet flow state (UET), checked before it starts.
     #[serde(default = "default_flow_state")]
     pub max_flow_state: sim_core::Bytes,
@@ -53,6 +57,7 @@ impl Default for RunLimits {
             max_time: None,
             max_events: None,
             max_wall: None,
+            max_memory: None,
             max_flow_state: default_flow_state(),
             sample_interval: default_interval(),
             max_samples: default_samples(),
@@ -116,4 +121,51 @@ pub(super) fn check_state(flows: &[FlowSpec], v: &Variant) -> Result<(), FieldEr
         ));
     }
     Ok(())
+}
+
+/// A retransmission timeout shorter than a flow's base round trip fires on every packet:
+/// refuse it. The round trip's lower bound: each host's cable both ways (every path crosses
+/// both) and one full frame on the sender's cable, known before routes are built.
+pub(super) fn check_rto(
+    flows: &[FlowSpec],
+    topo: &crate::topology::Topology,
+    v: &Variant,
+) -> Result<(), FieldError> {
+    let (rto, key) = match (v.nic.transport, v.nic.rto) {
+        (crate::nic::Transport::Roce, _) => (v.nic.rto(), "nic.local_ack_timeout"),
+        (crate::nic::Transport::Uet, Some(r)) => (r, "nic.rto"),
+        (crate::nic::Transport::Uet, None) => return Ok(()),
+    };
+    // Each node's first cable (a host's NIC cable), by index.
+    let mut first: Vec<Option<usize>> = vec![None; topo.nodes.len()];
+    for (i, l) in topo.links.iter().enumerate() {
+        for end in [l.a, l.b] {
+            first[end.idx()].get_or_insert(i);
+        }
+    }
+    let cable = |n: crate::ids::NodeId| first[n.idx()];
+    let frame = v.nic.max_frame() as u64;
+    let worst = flows
+        .iter()
+        .map(|f| {
+            let (s, d) = (topo.hosts[f.src.idx()], topo.hosts[f.dst.idx()]);
+            let delay = |c: Option<usize>| c.map_or(Duration::ZERO, |i| topo.links[i].delay);
+            // Two hosts on one cable cross it once each way.
+            let wire = match (cable(s), cable(d)) {
+                (a, b) if a == b => delay(a),
+                (a, b) => delay(a) + delay(b),
+            };
+            (wire + wire + topo.host_rate(f.src).tx_time(frame), f)
+        })
+        .max_by_key(|(rtt, _)| *rtt);
+    match worst {
+        Some((rtt, f)) if rto < rtt => Err(FieldError::new(
+            key,
+            format!(
+                "the retransmission timeout ({rto}) is shorter than the round trip of h{} to h{} (at least {rtt}): every packet would time out",
+                f.src.0, f.dst.0
+            ),
+        )),
+        _ => Ok(()),
+    }
 }

@@ -13,6 +13,7 @@ pub mod error;
 pub mod limits;
 pub mod overrides;
 pub mod variant;
+mod wording;
 
 pub use error::{FieldError, Origin, ScenarioError};
 pub use limits::RunLimits;
@@ -99,16 +100,27 @@ const SHARED_KEYS: &[&str] = &[
 pub struct Overrides {
     /// `key.path=value` strings, as given to `--set`.
     pub set: Vec<String>,
+    /// `--seed`, the full u64 range (a TOML integer stops at 2^63 - 1).
     pub seed: Option<u64>,
+    /// The `run.max_memory` that applies when the scenario sets none (the command's share of
+    /// the machine), with what it is, for messages. None: only an explicit one applies.
+    pub max_memory: Option<(u64, String)>,
 }
 
 /// Read and validate a scenario file.
 pub fn load(path: &Path, ov: &Overrides) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
-    let src = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        origin: Origin::FileOnly(file.clone()),
+    let src = crate::input::read_text(path, crate::input::MAX_CONFIG).map_err(|e| ScenarioError {
+        origin: match e.line {
+            Some(line) => Origin::File {
+                file: file.clone(),
+                line,
+                column: 1,
+            },
+            None => Origin::FileOnly(file.clone()),
+        },
         key: None,
-        message: format!("cannot read the scenario: {e}"),
+        message: format!("cannot read the scenario: {}", e.message),
     })?;
     let stem = path
         .file_stem()
@@ -145,12 +157,12 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
         let (segs, value) = overrides::parse_assignment(arg).map_err(cl)?;
         overrides::set(&mut root, &segs, value).map_err(cl)?;
     }
-    if let Some(seed) = ov.seed {
-        root.insert("seed".into(), Value::Integer(seed as i64));
-    }
     let variant_tables = take_variants(&mut root, &ctx)?;
 
-    let base: ScenarioFile = ctx.deserialize(Value::Table(root.clone()), None)?;
+    let mut base: ScenarioFile = ctx.deserialize(Value::Table(root.clone()), None)?;
+    if let Some(seed) = ov.seed {
+        base.seed = seed;
+    }
     let topology = base.topology.build().map_err(|e| ctx.field(e, None))?;
     let flows = traffic(
         &base,
@@ -171,7 +183,9 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
     }
     let largest = flows.iter().map(|f| f.size).max().unwrap_or(0);
     for (i, v) in variants.iter().enumerate() {
-        limits::check_state(&flows, v).map_err(|e| ctx.field(e, None))?;
+        let index = (!variant_tables.is_empty()).then_some(i);
+        limits::check_state(&flows, v).map_err(|e| ctx.field(e, index))?;
+        limits::check_rto(&flows, &topology, v).map_err(|e| ctx.field(e, index))?;
         if largest.div_ceil(v.nic.mtu.0) > u32::MAX as u64 {
             let key = if variant_tables.is_empty() {
                 "nic.mtu".to_string()
@@ -189,9 +203,12 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
     for s in &ov.set {
         hash = fnv(hash, s.as_bytes());
     }
+    if let Some(seed) = ov.seed {
+        hash = fnv(hash, &seed.to_le_bytes());
+    }
     let faults = crate::fault::resolve(&base.fault, &topology).map_err(|e| ctx.field(e, None))?;
     let captures = crate::capture::resolve(&base.capture, &topology).map_err(|e| ctx.field(e, None))?;
-    Ok(Scenario {
+    let scenario = Scenario {
         name,
         seed: base.seed,
         hash,
@@ -200,7 +217,39 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
         faults,
         captures,
         variants,
-    })
+    };
+    for (i, v) in scenario.variants.iter().enumerate() {
+        let index = (!variant_tables.is_empty()).then_some(i);
+        check_memory(&scenario, v, ov).map_err(|e| ctx.field(e, index))?;
+    }
+    Ok(scenario)
+}
+
+/// Refuse a variant whose estimated memory (`crate::budget`) is over `run.max_memory` (or
+/// the command's default), naming the key that sizes the largest part.
+fn check_memory(s: &Scenario, v: &Variant, ov: &Overrides) -> Result<(), FieldError> {
+    let (limit, source) = match (v.limits.max_memory, &ov.max_memory) {
+        (Some(b), _) => (b.0, "run.max_memory".to_string()),
+        (None, Some((b, why))) => (*b, format!("{why}, the default run.max_memory")),
+        (None, None) => return Ok(()),
+    };
+    let needs = crate::budget::estimate(s, v);
+    let need = crate::budget::total(&needs);
+    if need <= limit {
+        return Ok(());
+    }
+    let big = &needs[0];
+    let gib = |b: u64| format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64);
+    Err(FieldError::new(
+        big.key.clone(),
+        format!(
+            "this run needs about {} of memory, over the {} allowed ({source}); the largest part is {}: {}. Make it smaller, or raise run.max_memory if the machine has the memory",
+            gib(need),
+            gib(limit),
+            big.what,
+            gib(big.bytes)
+        ),
+    ))
 }
 
 /// Every flow of the scenario: its `[[flow]]`s, then each `[[workload]]`'s, in order. `dir` is
@@ -385,7 +434,8 @@ impl Ctx<'_> {
         // failed: find it by asking which key's removal changes the error.
         if msg.starts_with("missing field") {
             // Named in full by try_deserialize; the error points at the nearest written table.
-            return Err(self.field(FieldError::new(path, msg), variant));
+            let words = wording::in_user_words(&msg, &path);
+            return Err(self.field(FieldError::new(path, words), variant));
         }
         let mut at = parse_path(&path);
         while !at.is_empty() && get(&v, &at).is_none() {
@@ -395,7 +445,8 @@ impl Ctx<'_> {
             Some(Value::Table(_)) => blame(&v, at, &msg),
             _ => path,
         };
-        Err(self.field(FieldError::new(path, msg), variant))
+        let words = wording::in_user_words(&msg, &path);
+        Err(self.field(FieldError::new(path, words), variant))
     }
 
     fn variant(
@@ -415,8 +466,14 @@ impl Ctx<'_> {
             .map(|l| l.rate)
             .max()
             .unwrap_or(sim_core::BitRate(1));
+        let slowest = topo
+            .links
+            .iter()
+            .map(|l| l.rate)
+            .min()
+            .unwrap_or(sim_core::BitRate(1));
         f.pfc
-            .validate_rates(fastest, f.nic.max_frame())
+            .validate_rates(fastest, slowest, f.nic.max_frame())
             .map_err(|e| self.field(e, index))?;
         let resolved = variant::resolve(&f.switch, &f.nic, &f.pfc, topo).map_err(|e| self.field(e, index))?;
         if f.run.sample_interval == Duration::ZERO {
@@ -449,28 +506,38 @@ impl Ctx<'_> {
     /// in that variant's table first, then in the base.
     fn field(&self, e: FieldError, variant: Option<usize>) -> ScenarioError {
         let segs = parse_path(&e.path);
-        let from_cli = self.set.iter().find(|a| {
-            a.split_once('=').is_some_and(|(k, _)| {
-                let k = parse_path(k.trim());
-                segs.starts_with(&k) || k.starts_with(&segs)
-            })
+        // In variant i, the key may be written (in the file or a --set) as variant[i].key.
+        let in_variant: Option<Vec<Seg>> = variant.map(|i| {
+            let mut v = vec![Seg::Key("variant".into()), Seg::Index(i)];
+            v.extend(segs.iter().cloned());
+            v
         });
-        if let Some(arg) = from_cli {
+        let overlaps = |k: &[Seg], p: &[Seg]| p.starts_with(k) || k.starts_with(p);
+        let variant_key = variant.map(|i| format!("variant[{i}].{}", e.path));
+        let from_cli = self.set.iter().find_map(|a| {
+            let (k, _) = a.split_once('=')?;
+            let k = parse_path(k.trim());
+            if in_variant.as_ref().is_some_and(|v| overlaps(&k, v)) {
+                Some((a, variant_key.clone()))
+            } else if overlaps(&k, &segs) {
+                Some((a, None))
+            } else {
+                None
+            }
+        });
+        if let Some((arg, vkey)) = from_cli {
             return ScenarioError {
                 origin: Origin::CommandLine(arg.clone()),
-                key: Some(e.path),
+                key: Some(vkey.unwrap_or(e.path)),
                 message: e.message,
             };
         }
-        // In a variant, the key may have been written in the variant's table or in the base.
-        let in_variant = variant.and_then(|i| {
-            let mut v = vec![Seg::Key("variant".into()), Seg::Index(i)];
-            v.extend(segs.iter().cloned());
-            locate(self.src, &v)
+        let written_in_variant = in_variant.as_ref().and_then(|v| {
+            locate(self.src, v)
                 .filter(|&(_, depth)| depth == v.len())
                 .map(|(o, _)| o)
         });
-        let offset = in_variant.or_else(|| locate(self.src, &segs).map(|(o, _)| o));
+        let offset = written_in_variant.or_else(|| locate(self.src, &segs).map(|(o, _)| o));
         let origin = match offset {
             Some(o) => {
                 let (line, column) = line_col(self.src, o);
@@ -482,10 +549,12 @@ impl Ctx<'_> {
             }
             None => Origin::FileOnly(self.file.into()),
         };
-        ScenarioError {
-            origin,
-            key: (!e.path.is_empty()).then_some(e.path),
-            message: e.message,
-        }
+        let (key, message) = match (written_in_variant, variant) {
+            (Some(_), _) => (variant_key, e.message),
+            // Written in the base, failing in this variant (with what the variant changed).
+            (None, Some(i)) => (Some(e.path), format!("in variant[{i}]: {}", e.message)),
+            (None, None) => ((!e.path.is_empty()).then_some(e.path), e.message),
+        };
+        ScenarioError { origin, key, message }
     }
 }

@@ -12,6 +12,7 @@ pub fn parse_assignment(arg: &str) -> Result<(Vec<Seg>, Value), String> {
         .split_once('=')
         .ok_or_else(|| "expected KEY=VALUE, e.g. topology.k=8".to_string())?;
     let key = key.trim();
+    check_indices(key)?;
     let segs = parse_path(key);
     if segs.is_empty() || !matches!(segs[0], Seg::Key(_)) {
         return Err(format!(
@@ -24,6 +25,28 @@ pub fn parse_assignment(arg: &str) -> Result<(Vec<Seg>, Value), String> {
         .and_then(|mut t| t.remove("v"))
         .unwrap_or_else(|| Value::String(raw.to_string()));
     Ok((segs, value))
+}
+
+/// Every `[...]` in `key` holds an index (0, 1, ...) and is closed.
+fn check_indices(key: &str) -> Result<(), String> {
+    let mut rest = key;
+    while let Some(open) = rest.find('[') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find(']') else {
+            return Err(format!("\"{key}\": a `[` without its `]`"));
+        };
+        let inside = &after[..close];
+        if inside.parse::<usize>().is_err() {
+            return Err(format!(
+                "\"{key}\": `[{inside}]` is not an index; entries are numbered from 0, e.g. flow[0].size"
+            ));
+        }
+        rest = &after[close + 1..];
+    }
+    if rest.contains(']') {
+        return Err(format!("\"{key}\": a `]` without its `[`"));
+    }
+    Ok(())
 }
 
 /// Write `value` at `path` in `root`, creating tables on the way.
@@ -86,6 +109,14 @@ mod tests {
         assert_eq!(v, Value::String("4MiB".into()));
         assert_eq!(parse_assignment("topology.k=8").unwrap().1, Value::Integer(8));
         assert!(parse_assignment("novalue").is_err());
+        for bad in [
+            "flow[-1].size=1",
+            "flow[a].size=1",
+            "flow[0.size=1",
+            "flow]0[.size=1",
+        ] {
+            assert!(parse_assignment(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

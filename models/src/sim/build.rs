@@ -123,6 +123,7 @@ impl<'a> Sim<'a> {
             now: Time::ZERO,
             totals: Totals::default(),
             stopped: None,
+            wall_deadline: None,
             watch: Default::default(),
             bounds,
         }

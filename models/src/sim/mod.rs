@@ -174,6 +174,8 @@ pub struct Sim<'a> {
     now: Time,
     pub totals: Totals,
     pub stopped: Option<StopReason>,
+    /// When `run.max_wall` stops the event loop; None: `max_wall` after the loop starts.
+    wall_deadline: Option<std::time::Instant>,
     /// PFC storms and deadlocks found.
     pub watch: pfc_watch::PfcWatch,
     /// Each flow's ideal FCT and lower bound on the healthy fabric.
@@ -181,6 +183,12 @@ pub struct Sim<'a> {
 }
 
 impl Sim<'_> {
+    /// Stop the event loop at this wall-clock instant (a command's whole `run.max_wall`
+    /// covers set-up and writing too, so the command sets where its loop must stop).
+    pub fn set_wall_deadline(&mut self, at: std::time::Instant) {
+        self.wall_deadline = Some(at);
+    }
+
     /// Run until no events remain or a limit is reached.
     pub fn run(&mut self) {
         self.run_with_progress(|_| true);
@@ -208,7 +216,9 @@ impl Sim<'_> {
         let max_time = Time::ZERO + limits.time();
         let max_events = limits.events();
         let max_wall = limits.wall();
-        let started = std::time::Instant::now();
+        let deadline = self
+            .wall_deadline
+            .unwrap_or_else(|| std::time::Instant::now() + max_wall);
         while let Some(t) = self.queue.peek_time() {
             if until.is_some_and(|u| t > u) {
                 break;
@@ -248,7 +258,7 @@ impl Sim<'_> {
                     self.stopped = Some(StopReason::Interrupted);
                     break;
                 }
-                if started.elapsed() > max_wall {
+                if std::time::Instant::now() > deadline {
                     self.stopped = Some(StopReason::MaxWall(max_wall));
                     break;
                 }

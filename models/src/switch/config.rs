@@ -95,6 +95,11 @@ fn alpha(log2: i8) -> f64 {
     }
 }
 
+/// Buffer slices a switch may have.
+pub const MAX_SLICES: u32 = 64;
+/// Ports a switch may have (a chassis of many line cards is still under this).
+pub const MAX_PORTS: u32 = 65_536;
+
 impl SwitchConfig {
     pub fn validate(&self) -> Result<(), FieldError> {
         let p = self.asic.profile();
@@ -109,8 +114,11 @@ impl SwitchConfig {
                 ));
             }
         }
-        if self.slices == Some(0) {
-            return Err(FieldError::new("switch.slices", "must be at least 1"));
+        if let Some(n) = self.slices.filter(|&n| n == 0 || n > MAX_SLICES) {
+            return Err(FieldError::new(
+                "switch.slices",
+                format!("must be between 1 and {MAX_SLICES} (real ASICs have 1 to 8), got {n}"),
+            ));
         }
         let buffer = self.buffer.map_or(p.buffer, |b| b.0);
         if self.pg_min.0 * 8 > buffer || self.queue_min.0 * 8 > buffer {
@@ -128,8 +136,11 @@ impl SwitchConfig {
                 ));
             }
         }
-        if self.ports == Some(0) {
-            return Err(FieldError::new("switch.ports", "must be at least 1"));
+        if let Some(n) = self.ports.filter(|&n| n == 0 || n > MAX_PORTS) {
+            return Err(FieldError::new(
+                "switch.ports",
+                format!("must be between 1 and {MAX_PORTS}, got {n}"),
+            ));
         }
         if let Some(e) = &self.ecn {
             e.validate("switch.ecn")?;

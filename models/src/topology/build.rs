@@ -1,6 +1,6 @@
 //! One builder per topology kind: each checks its numbers and expands into nodes and links.
 
-use super::{LinkConfig, NodeKind, Topology, TopologyConfig, at_least, size_check};
+use super::{LinkConfig, NodeKind, Topology, TopologyConfig, at_least, links_check, size_check};
 use crate::error::FieldError;
 use crate::ids::NodeId;
 
@@ -66,7 +66,7 @@ fn back_to_back(t: &mut Topology, link: &LinkConfig) -> Result<(), FieldError> {
 /// `n` hosts, each cabled to its two neighbours; hosts forward transit traffic.
 fn ring(t: &mut Topology, n: u32, link: &LinkConfig) -> Result<(), FieldError> {
     at_least("topology.hosts", n, 3)?;
-    size_check(n as u64)?;
+    size_check(n as u128)?;
     let d = link.delay("topology.link")?;
     let h = t.add_hosts(n);
     let n = h.len();
@@ -81,7 +81,7 @@ fn ring(t: &mut Topology, n: u32, link: &LinkConfig) -> Result<(), FieldError> {
 /// `n` hosts on one switch.
 fn star(t: &mut Topology, n: u32, host_link: &LinkConfig) -> Result<(), FieldError> {
     at_least("topology.hosts", n, 2)?;
-    size_check(n as u64 + 1)?;
+    size_check(n as u128 + 1)?;
     let d = host_link.delay("topology.host_link")?;
     let h = t.add_hosts(n);
     let sw = t.add("sw0".into(), NodeKind::Switch);
@@ -103,7 +103,7 @@ fn switch_line(
 ) -> Result<(), FieldError> {
     at_least("topology.switches", switches, if closed { 3 } else { 2 })?;
     at_least("topology.hosts_per_switch", hosts_per_switch, 1)?;
-    size_check(switches as u64 * (hosts_per_switch as u64 + 1))?;
+    size_check(switches as u128 * (hosts_per_switch as u128 + 1))?;
     let hd = host_link.delay("topology.host_link")?;
     let key = if closed {
         "topology.ring_link"
@@ -129,7 +129,7 @@ fn dumbbell(
     bottleneck: &LinkConfig,
 ) -> Result<(), FieldError> {
     at_least("topology.hosts_per_side", n, 1)?;
-    size_check(2 * n as u64 + 2)?;
+    size_check(2 * n as u128 + 2)?;
     let hd = host_link.delay("topology.host_link")?;
     let bd = bottleneck.delay("topology.bottleneck_link")?;
     let left = t.add_hosts(n);
@@ -147,6 +147,9 @@ fn dumbbell(
     t.connect(sl, sr, bottleneck, bd);
     Ok(())
 }
+
+/// Parallel cables one leaf-spine pair may have (real fabrics use 1 to 8).
+const MAX_PARALLEL: u32 = 64;
 
 /// The counts of a leaf-spine.
 struct LeafSpine {
@@ -167,13 +170,26 @@ fn leaf_spine(
     at_least("topology.spines", s.spines, if s.leaves > 1 { 1 } else { 0 })?;
     at_least("topology.hosts_per_leaf", s.hosts_per_leaf, 1)?;
     at_least("topology.links_per_spine", s.links_per_spine, 1)?;
+    if s.links_per_spine > MAX_PARALLEL {
+        return Err(FieldError::new(
+            "topology.links_per_spine",
+            format!(
+                "at most {MAX_PARALLEL} parallel cables between a leaf and a spine, got {}",
+                s.links_per_spine
+            ),
+        ));
+    }
     if s.leaves as u64 * s.hosts_per_leaf as u64 <= 1 {
         return Err(FieldError::new(
             "topology.hosts_per_leaf",
             "a fabric needs at least two hosts",
         ));
     }
-    size_check(s.leaves as u64 * (s.hosts_per_leaf as u64 + 1) + s.spines as u64)?;
+    size_check(s.leaves as u128 * (s.hosts_per_leaf as u128 + 1) + s.spines as u128)?;
+    links_check(
+        "topology.links_per_spine",
+        s.leaves as u128 * (s.hosts_per_leaf as u128 + s.spines as u128 * s.links_per_spine as u128),
+    )?;
     let hd = host_link.delay("topology.host_link")?;
     let fd = fabric.delay("topology.fabric_link")?;
     let leaf_ids: Vec<NodeId> = (0..s.leaves)
@@ -200,7 +216,7 @@ fn fat_tree(t: &mut Topology, k: u32, host_link: &LinkConfig, fabric: &LinkConfi
         ));
     }
     let half = k / 2;
-    size_check(k as u64 * k as u64 * k as u64 / 4 + 5 * k as u64 * k as u64 / 4)?;
+    size_check(k as u128 * k as u128 * k as u128 / 4 + 5 * k as u128 * k as u128 / 4)?;
     let hd = host_link.delay("topology.host_link")?;
     let fd = fabric.delay("topology.fabric_link")?;
     let cores: Vec<NodeId> = (0..half * half)

@@ -166,6 +166,8 @@ pub struct Topology {
 
 /// Largest fabric we agree to build (nodes), to turn typos like `k = 4000` into errors.
 const MAX_NODES: u64 = 2_000_000;
+/// Largest number of cables we agree to build.
+const MAX_LINKS: u64 = 8_000_000;
 
 impl Topology {
     /// The node called `name`, or an error for `key` that says how nodes are named.
@@ -287,11 +289,22 @@ fn at_least(key: &str, v: u32, min: u32) -> Result<(), FieldError> {
     }
 }
 
-fn size_check(nodes: u64) -> Result<(), FieldError> {
-    if nodes > MAX_NODES {
+fn size_check(nodes: u128) -> Result<(), FieldError> {
+    if nodes > MAX_NODES as u128 {
         return Err(FieldError::new(
             "topology",
             format!("{nodes} nodes is more than the {MAX_NODES} supported"),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuse, naming `key`, a fabric of more than [`MAX_LINKS`] cables.
+fn links_check(key: &str, links: u128) -> Result<(), FieldError> {
+    if links > MAX_LINKS as u128 {
+        return Err(FieldError::new(
+            key,
+            format!("{links} cables is more than the {MAX_LINKS} supported"),
         ));
     }
     Ok(())

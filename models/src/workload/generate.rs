@@ -210,6 +210,21 @@ fn incast(
         count as f64 * repeat as f64,
         format!("{count} senders x {repeat} repeats"),
     )?;
+    // The last round's start, within the time limit (no wrap-around to t = 0).
+    let period = rounds.period.unwrap_or(Duration::ZERO);
+    period
+        .checked_mul(repeat as u64 - 1)
+        .and_then(|span| span.checked_add(rounds.start))
+        .ok_or_else(|| {
+            FieldError::new(
+                g.key("repeat"),
+                format!(
+                    "{repeat} rounds every {period} from {} start past the simulator's time limit of {}",
+                    rounds.start,
+                    Duration::LIMIT.text
+                ),
+            )
+        })?;
     let mut flows = Vec::with_capacity(count * repeat as usize);
     for r in 0..repeat as u64 {
         let at = rounds.start + rounds.period.unwrap_or(Duration::ZERO) * r;
@@ -272,8 +287,8 @@ fn load_cdf(c: &cdf::CdfConfig, dir: &Path) -> Result<cdf::SizeCdf, String> {
         )),
         cdf::CdfConfig::File { file } => {
             let path = dir.join(file);
-            let text =
-                std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let text = crate::input::read_text(&path, crate::input::MAX_DATA)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             cdf::SizeCdf::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
         }
     }
@@ -364,7 +379,7 @@ fn poisson(
 fn htsim_file(g: &Gen, file: &str, dir: &Path, prio: u8) -> Result<Vec<FlowSpec>, FieldError> {
     let prio = check_prio(prio, &g.key("prio"))?;
     let path = dir.join(file);
-    let text = std::fs::read_to_string(&path)
+    let text = crate::input::read_text(&path, crate::input::MAX_DATA)
         .map_err(|e| FieldError::new(g.key("file"), format!("cannot read {}: {e}", path.display())))?;
     let flows = htsim::parse(&text, g.hosts(), prio)
         .map_err(|e| FieldError::new(g.key("file"), format!("{}: {e}", path.display())))?;

@@ -62,6 +62,9 @@ pub fn parse(text: &str, hosts: usize, prio: u8) -> Result<Vec<FlowSpec>, String
             }
             ["trigger", "id", id, rest @ ..] => m.trigger(id, rest, line).map_err(at)?,
             [pair, rest @ ..] if pair.contains("->") => {
+                if m.flows.len() >= super::MAX_FLOWS {
+                    return Err(at(format!("more than {} connections", super::MAX_FLOWS)));
+                }
                 m.connection(pair, rest, hosts, prio, line).map_err(at)?
             }
             _ => return Err(at(format!("cannot read \"{}\"", raw.trim()))),
@@ -73,6 +76,22 @@ pub fn parse(text: &str, hosts: usize, prio: u8) -> Result<Vec<FlowSpec>, String
             "line {line}: the matrix has {nodes} nodes but the topology only {hosts} hosts"
         ));
     }
+    // Every connection between nodes the matrix declares (htsim indexes arrays by them).
+    if let Some((f, &l)) = m
+        .flows
+        .iter()
+        .zip(&m.lines)
+        .find(|(f, _)| f.src.idx() >= nodes || f.dst.idx() >= nodes)
+    {
+        let bad = if f.src.idx() >= nodes {
+            f.src.idx()
+        } else {
+            f.dst.idx()
+        };
+        return Err(format!(
+            "line {l}: node {bad} is not below the `Nodes {nodes}` of line {line}"
+        ));
+    }
     m.link_triggers()?;
     Ok(m.flows)
 }
@@ -80,7 +99,9 @@ pub fn parse(text: &str, hosts: usize, prio: u8) -> Result<Vec<FlowSpec>, String
 impl Matrix {
     /// `trigger id N [oneshot | multishot | barrier K]`.
     fn trigger(&mut self, id: &str, rest: &[&str], line: usize) -> Result<(), String> {
-        let id: u32 = id.parse().map_err(|_| format!("bad trigger id \"{id}\""))?;
+        let id: u32 = id
+            .parse()
+            .map_err(|_| format!("bad trigger id \"{id}\" (a whole number up to {})", u32::MAX))?;
         let kind = match rest {
             ["oneshot"] | ["multishot"] | [] => Kind::Any,
             ["barrier", count] => Kind::Barrier(
@@ -139,16 +160,37 @@ impl Matrix {
                 v.parse::<u64>()
                     .map_err(|_| format!("`{}` needs a whole number, got \"{v}\"", kv[0]))
             };
+            let at_most = |v: &str, max: u64, what: &str| {
+                num(v).and_then(|n| {
+                    if n > max {
+                        Err(format!("`{}` {n} is over {max}, the largest {what}", kv[0]))
+                    } else {
+                        Ok(n)
+                    }
+                })
+            };
             match kv[0] {
                 "id" => {
-                    num(kv[1])?;
+                    at_most(kv[1], u32::MAX as u64, "connection id")?;
                 }
-                "start" => spec.start = Time(num(kv[1])?),
-                "size" => spec.size = num(kv[1])?,
-                "prio" | "priority" => spec.prio = num(kv[1])?.min(7) as u8,
-                "trigger" => wait = Some(num(kv[1])? as u32),
+                "start" => {
+                    spec.start = Time(at_most(
+                        kv[1],
+                        sim_core::Duration::LIMIT.max,
+                        "start (ps) the simulator takes",
+                    )?)
+                }
+                "size" => {
+                    spec.size = at_most(
+                        kv[1],
+                        sim_core::Bytes::LIMIT.max,
+                        "size (bytes) the simulator takes",
+                    )?
+                }
+                "prio" | "priority" => spec.prio = at_most(kv[1], 7, "802.1p priority")? as u8,
+                "trigger" => wait = Some(at_most(kv[1], u32::MAX as u64, "trigger id")? as u32),
                 "send_done_trigger" | "recv_done_trigger" => {
-                    let fired = num(kv[1])? as u32;
+                    let fired = at_most(kv[1], u32::MAX as u64, "trigger id")? as u32;
                     self.fires.entry(fired).or_default().push(self.flows.len());
                 }
                 k => {
