@@ -79,9 +79,11 @@ pub fn markdown(title: &str, rows: &[Row]) -> String {
     s
 }
 
-/// Write `compare.png` and `report.md` into `dir`.
-pub fn write(dir: &Path, title: &str, rows: &[Row]) -> Result<()> {
-    plots::compare(&dir.join("compare.png"), title, rows)?;
+/// Write `report.md` and, with `png`, `compare.png` into `dir`.
+pub fn write(dir: &Path, title: &str, rows: &[Row], png: bool) -> Result<()> {
+    if png {
+        plots::compare(&dir.join("compare.png"), title, rows)?;
+    }
     files::write(&dir.join("report.md"), markdown(title, rows).as_bytes())
 }
 
@@ -116,7 +118,12 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("results/compare"));
     let staging = Staging::prepare(&out, Kind::Compare)?;
-    write(staging.dir(), &format!("{} compared", names.join(" vs ")), &all)?;
+    write(
+        staging.dir(),
+        &format!("{} compared", names.join(" vs ")),
+        &all,
+        true,
+    )?;
     staging.commit().with_context(|| {
         format!(
             "comparison not written to {} (anything there is as it was)",

@@ -17,6 +17,7 @@ mod results_dir;
 mod run;
 mod sweep;
 mod telemetry;
+mod timeseries;
 mod watchdog;
 
 use clap::{Parser, Subcommand};

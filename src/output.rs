@@ -44,15 +44,24 @@ pub struct Cut {
     pub variants_not_run: Vec<String>,
 }
 
+/// How a command writes its results.
+pub struct Options<'a> {
+    pub argv: &'a [String],
+    pub cut: &'a Cut,
+    pub plots: crate::plots::Level,
+    /// No notes on stderr (plots left out).
+    pub quiet: bool,
+}
+
 /// Write every result file into `dir` (the command's private staging directory).
 pub fn write_results(
     dir: &Path,
     scenario: &Scenario,
     reports: &[VariantReport],
     telemetry: &[Telemetry],
-    argv: &[String],
-    cut: &Cut,
+    opts: &Options,
 ) -> Result<()> {
+    let (argv, cut) = (opts.argv, opts.cut);
     let summary = Summary {
         scenario: &scenario.name,
         seed: scenario.seed,
@@ -70,27 +79,36 @@ pub fn write_results(
         &dir.join("summary.json"),
         serde_json::to_string_pretty(&summary_json)?.as_bytes(),
     )?;
-    write_timeseries(dir, reports, telemetry)?;
+    let title = format!("{} (seed {})", scenario.name, scenario.seed);
+    let run = crate::plots::Run {
+        title: title.clone(),
+        scenario,
+        variants: reports
+            .iter()
+            .zip(telemetry)
+            .enumerate()
+            .map(|(index, (report, telemetry))| crate::plots::VariantData {
+                report,
+                telemetry,
+                variant: scenario
+                    .variants
+                    .iter()
+                    .find(|v| v.name == report.summary.name)
+                    .expect("every report is of one of the scenario's variants"),
+                index,
+            })
+            .collect(),
+    };
+    crate::timeseries::write(dir, &run)?;
     write_events(dir, reports, telemetry)?;
     crate::captures::write(dir, reports, telemetry)?;
-    let title = format!("{} (seed {})", scenario.name, scenario.seed);
-    let labels: Vec<Box<dyn Fn(u32) -> String + '_>> = telemetry
-        .iter()
-        .map(|t| Box::new(move |p| t.label(p)) as Box<dyn Fn(u32) -> String>)
-        .collect();
-    let data: Vec<crate::plots::VariantData> = reports
-        .iter()
-        .zip(telemetry)
-        .zip(&labels)
-        .map(|((report, t), label)| crate::plots::VariantData {
-            report,
-            sampler: &t.sampler,
-            log: &t.log,
-            port_label: label.as_ref(),
-        })
-        .collect();
-    crate::plots::all(dir, &title, &data)?;
-    crate::compare::write(dir, &title, &crate::metrics::rows(&summary_json, None)?)?;
+    crate::plots::all(dir, &run, opts.plots, opts.quiet)?;
+    crate::compare::write(
+        dir,
+        &title,
+        &crate::metrics::rows(&summary_json, None)?,
+        opts.plots != crate::plots::Level::None,
+    )?;
 
     let mut flows = csv::Writer::from_writer(Vec::new());
     flows.write_record([
@@ -147,42 +165,6 @@ pub fn write_results(
     Ok(())
 }
 
-/// `timeseries.csv`: `variant,time_ns,series,key,value` (long format: one row per value).
-fn write_timeseries(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetry]) -> Result<()> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(["variant", "time_ns", "series", "key", "value"])?;
-    for (r, t) in reports.iter().zip(telemetry) {
-        let s = &t.sampler;
-        for (i, time) in s.times.iter().enumerate() {
-            let ns = format!("{:.3}", time.as_ns_f64());
-            let v = &s.totals[i];
-            for (series, value) in [
-                ("delivered_bytes", v.delivered_bytes),
-                ("ecn_marked", v.ecn_marked),
-                ("cnps", v.cnps),
-                ("pfc_frames", v.pfc_frames),
-                ("trimmed", v.trimmed),
-                ("drops", v.drops),
-            ] {
-                w.write_record([r.summary.name.as_str(), &ns, series, "fabric", &value.to_string()])?;
-            }
-            for (k, p) in s.ports.iter().enumerate() {
-                let q = s.queues[k][i];
-                if q > 0 {
-                    w.write_record([
-                        r.summary.name.as_str(),
-                        &ns,
-                        "queue_bytes",
-                        &t.label(p.0),
-                        &q.to_string(),
-                    ])?;
-                }
-            }
-        }
-    }
-    files::write(&dir.join("timeseries.csv"), &w.into_inner()?)
-}
-
 /// `events.csv`: `variant,time_ns,node,port,prio,flow,event,reason`, and a last row per
 /// variant counting the events the log had no room for.
 fn write_events(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetry]) -> Result<()> {
@@ -229,7 +211,16 @@ fn write_events(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetry]) 
     files::write(&dir.join("events.csv"), &w.into_inner()?)
 }
 
-fn human_ns(ns: impl Into<Option<f64>>) -> String {
+/// A rate in Gb/s as a person reads it: `97.6 Gb/s`, `10.24 Tb/s`.
+fn human_gbps(g: f64) -> String {
+    if g >= 1000.0 {
+        format!("{:.2} Tb/s", g / 1000.0)
+    } else {
+        format!("{g:.1} Gb/s")
+    }
+}
+
+pub fn human_ns(ns: impl Into<Option<f64>>) -> String {
     let Some(ns) = ns.into() else {
         return "-".into();
     };
@@ -249,8 +240,7 @@ pub fn print_table(scenario: &Scenario, reports: &[VariantReport]) {
         scenario.topology.hosts.len(),
         scenario.flows.len()
     );
-    println!(
-        "{:<18} {:>9} {:>9} {:>9} {:>9} {:>12} {:>7} {:>7} {:>7} {:>7} {:>9}",
+    let header = [
         "variant",
         "completed",
         "FCT p50",
@@ -261,28 +251,62 @@ pub fn print_table(scenario: &Scenario, reports: &[VariantReport]) {
         "trims",
         "pauses",
         "retx",
-        "events/s"
-    );
-    for r in reports {
-        let s = &r.summary;
-        println!(
-            "{:<18} {:>9} {:>9} {:>9} {:>9} {:>7.1}Gb/s {:>7} {:>7} {:>7} {:>7} {:>8.2}M{}",
-            s.name,
-            format!("{}/{}", s.flows_completed, s.flows_total),
-            human_ns(s.fct_ns.p50),
-            human_ns(s.fct_ns.p99),
-            human_ns(s.fct_ns.max),
-            s.goodput_gbps,
-            s.drops,
-            s.trimmed,
-            s.pfc_pause_frames,
-            s.retransmitted_packets,
-            s.events_per_second / 1e6,
-            s.incomplete
-                .as_ref()
-                .map(|r| format!("  [{r}]"))
-                .unwrap_or_default()
-        );
+        "events/s",
+    ];
+    let rows: Vec<Vec<String>> = reports
+        .iter()
+        .map(|r| {
+            let s = &r.summary;
+            vec![
+                s.name.clone(),
+                format!("{}/{}", s.flows_completed, s.flows_total),
+                human_ns(s.fct_ns.p50),
+                human_ns(s.fct_ns.p99),
+                human_ns(s.fct_ns.max),
+                human_gbps(s.goodput_gbps),
+                s.drops.to_string(),
+                s.trimmed.to_string(),
+                s.pfc_pause_frames.to_string(),
+                s.retransmitted_packets.to_string(),
+                format!("{:.2}M", s.events_per_second / 1e6),
+            ]
+        })
+        .collect();
+    // Each column as wide as its widest cell: the first left-aligned, numbers right-aligned.
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| {
+            rows.iter()
+                .map(|r| r[c].len())
+                .chain([header[c].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[&str]| -> String {
+        cells
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(c, (cell, w))| {
+                if c == 0 {
+                    format!("{cell:<w$}")
+                } else {
+                    format!("{cell:>w$}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("  ")
+    };
+    println!("{}", line(&header));
+    for (r, report) in rows.iter().zip(reports) {
+        let cells: Vec<&str> = r.iter().map(String::as_str).collect();
+        let why = report
+            .summary
+            .incomplete
+            .as_ref()
+            .map(|w| format!("  [{w}]"))
+            .unwrap_or_default();
+        println!("{}{why}", line(&cells));
     }
     // What a user must not miss, beyond the table: deadlocks a run went on past, and storms.
     for r in reports {

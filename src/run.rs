@@ -30,6 +30,9 @@ pub struct RunArgs {
     /// Run only this variant (repeat for several) [default: all of them].
     #[arg(long = "variant", value_name = "NAME")]
     pub variants: Vec<String>,
+    /// Which plots to write: none, summary (compare, FCT CDF, goodput, queues) or all.
+    #[arg(long, value_enum, default_value = "all")]
+    pub plots: crate::plots::Level,
     /// No progress display.
     #[arg(long, short)]
     pub quiet: bool,
@@ -86,7 +89,13 @@ pub fn run(args: &RunArgs, started: Instant) -> Result<ExitCode> {
     output::print_table(&scenario, &reports);
     watchdog.enter(Phase::Writing);
     let argv: Vec<String> = std::env::args().collect();
-    output::write_results(staging.dir(), &scenario, &reports, &telemetry, &argv, &cut)
+    let opts = output::Options {
+        argv: &argv,
+        cut: &cut,
+        plots: args.plots,
+        quiet: args.quiet,
+    };
+    output::write_results(staging.dir(), &scenario, &reports, &telemetry, &opts)
         .and_then(|()| {
             watchdog.enter(Phase::Committing);
             staging.commit()
@@ -188,10 +197,24 @@ pub fn simulate(
         let mut sim = Sim::new(scenario, variant);
         sim.set_wall_deadline(soft);
         enter(Phase::Simulating);
-        sim.run_with_progress(|now| {
-            bar.set_message(format!("{}: simulated {now}", variant.name));
-            bar.set_position(now.0 / 1_000_000);
-            bar.tick();
+        // Redrawn on the wall clock, five times a second, whatever the event rate.
+        let (mut drawn, mut drawn_events) = (Instant::now(), 0u64);
+        sim.run_with_progress(|p| {
+            let now = Instant::now();
+            let since = now.duration_since(drawn).as_secs_f64();
+            if since >= 0.2 {
+                let rate = (p.events - drawn_events) as f64 / since;
+                bar.set_message(format!(
+                    "{}: {} simulated, {}/{} flows done, {:.1} M events/s",
+                    variant.name,
+                    output::human_ns(p.now.as_ns_f64()),
+                    p.flows_done,
+                    p.flows,
+                    rate / 1e6
+                ));
+                bar.set_position(p.now.0 / 1_000_000);
+                (drawn, drawn_events) = (now, p.events);
+            }
             !stop.load(Ordering::Relaxed)
         });
         let wall = t0.elapsed().as_secs_f64();
@@ -215,10 +238,11 @@ fn progress(quiet: bool, name: &str, max_time: Option<sim_core::Duration>) -> Pr
     };
     let bar = ProgressBar::with_draw_target(max_time.map(|d| d.0 / 1_000_000), target);
     let style = match max_time {
-        Some(_) => ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} us simulated [{elapsed}]"),
+        Some(_) => ProgressStyle::with_template("{msg} [{bar:30}] of {len} us [{elapsed}]"),
         None => ProgressStyle::with_template("{spinner} {msg} [{elapsed}]"),
     };
     bar.set_style(style.expect("static template"));
-    bar.set_message(name.to_string());
+    bar.set_message(format!("{name}: setting up"));
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
     bar
 }

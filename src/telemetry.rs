@@ -4,6 +4,8 @@
 /// What a variant's run recorded over time, with readable port names.
 pub struct Telemetry {
     pub sampler: models::telemetry::Sampler,
+    /// Per-flow delivered bytes and sender rate or window.
+    pub flows: models::telemetry::FlowSampler,
     pub log: models::telemetry::EventLog,
     /// `node port` for every port the sampler or the log mentions.
     pub labels: std::collections::HashMap<u32, (String, String)>,
@@ -21,7 +23,11 @@ impl Telemetry {
         };
         let sampler = std::mem::replace(
             &mut sim.sampler,
-            models::telemetry::Sampler::new(&cfg, Vec::new()),
+            models::telemetry::Sampler::new(&cfg, Vec::new(), false),
+        );
+        let flows = std::mem::replace(
+            &mut sim.flow_sampler,
+            models::telemetry::FlowSampler::new(0, &[], 4, models::telemetry::Control::None),
         );
         let log = std::mem::take(&mut sim.log);
         let net = &sim.net;
@@ -55,6 +61,7 @@ impl Telemetry {
         let captures = std::mem::take(&mut sim.captures);
         Telemetry {
             sampler,
+            flows,
             log,
             labels,
             captures,

@@ -8,6 +8,8 @@
 //! seed x variant, and PNG plots show each metric against each axis, a line per variant with
 //! the mean and a 95 % confidence band across seeds (and the other axes).
 
+mod axes;
+mod heatmap;
 mod merge;
 mod plots;
 mod run;

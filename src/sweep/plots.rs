@@ -1,46 +1,26 @@
-//! Statistics and plots of a sweep: for every axis and metric, a line per variant with the mean
-//! over seeds and a 95 % confidence interval from Student's t across the seeds. With several
-//! axes, each seed's sample is its mean over the other axes' values (the marginal effect of
-//! this axis). `sweep_stats.csv` has the numbers the plots draw.
+//! Statistics and plots of a sweep: for every axis and metric, a line per variant with the
+//! mean over seeds and a 95 % confidence interval from Student's t across the seeds. With
+//! several axes, each seed's sample is its mean over the other axes' values (the marginal
+//! effect of this axis). `sweep_stats.csv` has the numbers the plots draw; the plots clip the
+//! band to what the metric can physically be (counts, times and goodput are never negative, a
+//! slowdown never below 1), the CSV keeps the interval unclipped.
+//!
+//! Axes read as the user wrote them: quantities ("20KB", "4KiB", "1us", "100Gbps", "3m") and
+//! numbers are placed by value, in the unit their magnitude calls for (on a log axis when
+//! they span a decade or more) and labelled at the swept values; anything else is evenly
+//! spaced categories labelled with the raw values. Failed runs are marked with a red cross at
+//! their axis value and counted under the title; the means leave them out. A sweep of exactly
+//! two axes also gets a heat map per metric (`heatmap.rs`). A plot with nothing to show (every
+//! point failed, or the metric is empty everywhere) is not written.
 
-use crate::plots::{color, e, png};
+use super::axes::{Axis, Keyed, Kind, Metric, Sweep, log_label, mean_ci, num, readable, ticks, unit};
+use super::heatmap;
+use crate::plots::{Area, e, png, variant_color as color};
 use anyhow::Result;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
 use std::path::Path;
-
-/// Two-sided 95 % quantile of Student's t with `df` degrees of freedom (tables, e.g. NIST
-/// Engineering Statistics Handbook 1.3.6.7.2); coarse steps above 30 are conservative.
-pub fn t95(df: usize) -> f64 {
-    const T: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-        2.045, 2.042,
-    ];
-    match df {
-        0 => f64::NAN,
-        1..=30 => T[df - 1],
-        31..=40 => 2.042,
-        41..=60 => 2.021,
-        61..=120 => 2.000,
-        121..=1000 => 1.980,
-        _ => 1.960,
-    }
-}
-
-/// Mean and 95 % confidence half-width (NaN for fewer than two samples).
-pub fn mean_ci(xs: &[f64]) -> (f64, f64) {
-    let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n;
-    if xs.len() < 2 {
-        return (mean, f64::NAN);
-    }
-    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, t95(xs.len() - 1) * (var / n).sqrt())
-}
-
-/// Axis value -> variant -> seed -> the metric at each combination of the other axes.
-type Groups = BTreeMap<String, BTreeMap<usize, BTreeMap<String, Vec<f64>>>>;
 
 /// Draw the plots and write `sweep_stats.csv`. `rows` are sweep.csv's rows under `header`.
 pub fn write(
@@ -52,15 +32,34 @@ pub fn write(
     rows: &[Vec<String>],
 ) -> Result<()> {
     let col = |c: &str| header.iter().position(|h| h == c);
-    let (Some(variant), Some(status), Some(seed)) = (col("variant"), col("status"), col("seed")) else {
+    let (Some(variant), Some(status), Some(seed), Some(point)) =
+        (col("variant"), col("status"), col("seed"), col("point"))
+    else {
         return Ok(());
     };
     let mut variants: Vec<String> = Vec::new();
-    for r in rows.iter().filter(|r| r[status] == "ok") {
+    for r in rows.iter().filter(|r| !r[variant].is_empty()) {
         if !variants.contains(&r[variant]) {
             variants.push(r[variant].clone());
         }
     }
+    let axes: Vec<Axis> = keys
+        .iter()
+        .filter_map(|k| Some(Axis::new(k, col(k)?, rows)))
+        .collect();
+    let metrics: Vec<Metric> = metrics
+        .iter()
+        .filter_map(|m| Some(Metric::new(m, col(m)?)))
+        .collect();
+    let sw = Sweep {
+        rows,
+        variant,
+        status,
+        seed,
+        point,
+        keys: axes.iter().map(|a| (a.key.clone(), a.col)).collect(),
+        variants,
+    };
     let mut stats = csv::Writer::from_writer(Vec::new());
     stats.write_record([
         "axis",
@@ -72,87 +71,83 @@ pub fn write(
         "ci95_low",
         "ci95_high",
     ])?;
-    for key in keys {
-        let Some(k) = col(key) else { continue };
-        // Axis values in first-seen order (the sweep file's order).
-        let mut order: Vec<String> = Vec::new();
-        for r in rows {
-            if !order.contains(&r[k]) {
-                order.push(r[k].clone());
+    let mut skipped = Vec::new();
+    let why = |m: &Metric| match rows.iter().any(|r| sw.ok(r)) {
+        true => format!("no successful run has a value of {}", m.key),
+        false => "every run failed".to_string(),
+    };
+    let all_zero = |m: &Metric| {
+        rows.iter()
+            .filter(|r| sw.ok(r))
+            .all(|r| m.raw(r).is_none_or(|v| v == 0.0))
+    };
+    let zero = |m: &Metric| format!("{} is 0 in every run", m.name);
+    for axis in &axes {
+        for metric in &metrics {
+            let series = series(&sw, axis, metric, &mut stats)?;
+            let file = format!("sweep_{}_vs_{}.png", slug(&metric.key), slug(&axis.key));
+            if series.iter().all(|s| s.is_empty()) {
+                skipped.push(format!("{file} ({})", why(metric)));
+                continue;
+            }
+            if all_zero(metric) {
+                skipped.push(format!("{file} ({})", zero(metric)));
+                continue;
+            }
+            let title = format!("{name}: {} vs {}", metric.name, readable(&axis.key));
+            line(&out.join(file), &title, &sw, axis, metric, &series)?;
+        }
+    }
+    if let [a, b] = axes.as_slice()
+        && keys.len() == 2
+    {
+        for metric in &metrics {
+            let file = format!("sweep_heatmap_{}.png", slug(&metric.key));
+            let title = format!("{name}: {} (mean over seeds)", metric.name);
+            if rows.iter().any(|r| sw.ok(r)) && all_zero(metric) {
+                skipped.push(format!("{file} ({})", zero(metric)));
+            } else if !heatmap::write(&out.join(&file), &title, &sw, [a, b], metric)? {
+                skipped.push(format!("{file} ({})", why(metric)));
             }
         }
-        let numeric = order.iter().all(|v| v.parse::<f64>().is_ok());
-        let x_of = |v: &str| {
-            if numeric {
-                v.parse().unwrap_or(0.0)
-            } else {
-                order.iter().position(|o| o == v).unwrap_or(0) as f64
-            }
-        };
-        for metric in metrics {
-            let Some(m) = col(metric) else { continue };
-            let cols = Cols {
-                key: k,
-                metric: m,
-                variant,
-                status,
-                seed,
-            };
-            let series = series(rows, cols, &variants, &order, &x_of, &mut stats, (key, metric))?;
-            let file = format!("sweep_{}_vs_{}.png", slug(metric), slug(key));
-            let labels = (!numeric).then_some(order.as_slice());
-            plot(
-                &out.join(file),
-                &format!("{name}: {metric} vs {key}"),
-                key,
-                metric,
-                &variants,
-                &series,
-                labels,
-            )?;
-        }
+    }
+    if !skipped.is_empty() {
+        eprintln!("sweep plots not written, nothing to show: {}", skipped.join("; "));
     }
     crate::files::write(&out.join("sweep_stats.csv"), &stats.into_inner()?)
 }
 
-/// Where sweep.csv keeps an axis, a metric, and a row's variant, status and seed.
-#[derive(Clone, Copy)]
-struct Cols {
-    key: usize,
-    metric: usize,
-    variant: usize,
-    status: usize,
-    seed: usize,
-}
+/// Axis value -> variant -> seed -> the metric at each combination of the other axes.
+type Groups = BTreeMap<String, BTreeMap<usize, BTreeMap<String, Vec<f64>>>>;
 
-/// Per variant, the (axis value, mean, 95 % half-width) points of one metric against one
-/// axis, each also written to `sweep_stats.csv` under `names` (axis key, metric).
+/// One point of a line: axis position, mean, 95 % half-width (NaN for one seed); sweep.csv's
+/// units.
+type Pt = (f64, f64, f64);
+
+/// Per variant, the points of one metric against one axis, each also written to
+/// `sweep_stats.csv`.
 fn series(
-    rows: &[Vec<String>],
-    c: Cols,
-    variants: &[String],
-    order: &[String],
-    x_of: &dyn Fn(&str) -> f64,
+    sw: &Sweep,
+    axis: &Axis,
+    metric: &Metric,
     stats: &mut csv::Writer<Vec<u8>>,
-    names: (&str, &str),
-) -> Result<Vec<Vec<(f64, f64, f64)>>> {
+) -> Result<Vec<Vec<Pt>>> {
     let mut groups: Groups = BTreeMap::new();
-    for r in rows.iter().filter(|r| r[c.status] == "ok") {
-        let Ok(y) = r[c.metric].parse::<f64>() else {
-            continue;
-        };
-        let vi = variants.iter().position(|v| *v == r[c.variant]).unwrap_or(0);
+    for r in sw.rows.iter().filter(|r| sw.ok(r)) {
+        let Some(y) = metric.raw(r) else { continue };
+        let vi = sw.variants.iter().position(|v| *v == r[sw.variant]).unwrap_or(0);
         groups
-            .entry(r[c.key].clone())
+            .entry(r[axis.col].clone())
             .or_default()
             .entry(vi)
             .or_default()
-            .entry(r[c.seed].clone())
+            .entry(r[sw.seed].clone())
             .or_default()
             .push(y);
     }
-    let mut series: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new(); variants.len()];
-    for value in order {
+    let mut series: Vec<Vec<Pt>> = vec![Vec::new(); sw.variants.len()];
+    for value in &axis.seen {
+        let x = axis.index(value).map_or(0.0, |i| axis.pos[i]);
         for (vi, by_seed) in groups.get(value).into_iter().flatten() {
             // One sample per seed: its mean over the other axes' values. The interval is
             // across seeds (replications), not across the other parameters.
@@ -161,22 +156,15 @@ fn series(
                 .map(|v| v.iter().sum::<f64>() / v.len() as f64)
                 .collect();
             let (mean, half) = mean_ci(&ys);
-            series[*vi].push((x_of(value), mean, half));
+            series[*vi].push((x, mean, half));
             let (lo, hi) = if half.is_nan() {
                 (String::new(), String::new())
             } else {
                 ((mean - half).to_string(), (mean + half).to_string())
             };
-            stats.write_record([
-                names.0,
-                value,
-                &variants[*vi],
-                names.1,
-                &ys.len().to_string(),
-                &mean.to_string(),
-                &lo,
-                &hi,
-            ])?;
+            let n = ys.len().to_string();
+            let m = mean.to_string();
+            stats.write_record([&axis.key, value, &sw.variants[*vi], &metric.key, &n, &m, &lo, &hi])?;
         }
     }
     for s in &mut series {
@@ -191,120 +179,207 @@ fn slug(s: &str) -> String {
         .collect()
 }
 
-/// Mean lines with shaded 95 % bands; categorical axes label their positions.
-fn plot(
+/// The title, and under it in red what failed (if anything did).
+pub(super) fn heading(area: &Area, title: &str, notes: &[String]) -> Result<()> {
+    let w = area.dim_in_pixel().0 as i32;
+    let centre = |size: u32| {
+        ("sans-serif", size)
+            .into_font()
+            .into_text_style(area)
+            .pos(Pos::new(HPos::Center, VPos::Top))
+    };
+    area.draw(&Text::new(title, (w / 2, 10), centre(26))).map_err(e)?;
+    for (i, n) in notes.iter().enumerate() {
+        let red = RGBColor(200, 0, 0);
+        let style = centre(16).color(&red);
+        area.draw(&Text::new(n.as_str(), (w / 2, 44 + 20 * i as i32), style))
+            .map_err(e)?;
+    }
+    Ok(())
+}
+
+/// Mean lines with shaded 95 % bands clipped to the metric's floor, error bars, and a red
+/// cross on the axis at each value where runs failed.
+fn line(
     path: &Path,
     title: &str,
-    x_label: &str,
-    y_label: &str,
-    variants: &[String],
-    series: &[Vec<(f64, f64, f64)>],
-    labels: Option<&[String]>,
+    sw: &Sweep,
+    axis: &Axis,
+    metric: &Metric,
+    series: &[Vec<Pt>],
 ) -> Result<()> {
+    let fails: Vec<(f64, usize, usize)> = (0..axis.values.len())
+        .filter_map(|i| {
+            let (failed, runs) = sw.runs(|r| r[axis.col] == axis.values[i], None);
+            (failed > 0).then_some((axis.pos[i], failed, runs))
+        })
+        .collect();
+    let mut notes: Vec<String> = sw.failures().into_iter().collect();
+    if !fails.is_empty() {
+        notes.push("\u{2715} k/n: k of the n runs at that value failed; the means leave them out".into());
+    }
+    // Values in the unit the means call for (a wide band may reach a larger one), the
+    // band's low end clipped to the floor; a log axis when the means span two decades.
+    let to = metric.to_base;
+    let ys = unit(
+        metric.kind,
+        series
+            .iter()
+            .flatten()
+            .fold(0.0f64, |m, p| m.max((p.1 * to).abs())),
+    );
+    let (k, floor) = (to / ys.div, metric.floor / ys.div);
+    let band = |&(_, m, h): &Pt| {
+        let h = if h.is_nan() { 0.0 } else { h };
+        (((m - h) * k).max(floor), (m + h) * k)
+    };
+    let span =
+        |v: &mut dyn Iterator<Item = f64>| v.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+    let (m0, m1) = span(&mut series.iter().flatten().map(|p| p.1 * k));
+    let log = m0 > 0.0 && m1 / m0 >= 100.0;
+    let (lo, hi) = span(&mut series.iter().flatten().flat_map(|p| {
+        let b = band(p);
+        [b.0, b.1, p.1 * k]
+    }));
+    let whole = metric.kind == Kind::Count && ys.div == 1.0;
+    let (y0, mut y1) = if log {
+        let pos = series
+            .iter()
+            .flatten()
+            .map(band)
+            .map(|b| b.0)
+            .filter(|v| *v > 0.0);
+        (pos.fold(m0, f64::min) / 1.3, hi * 1.1)
+    } else {
+        let y0 = if floor.is_finite() {
+            floor.min(lo)
+        } else {
+            lo.min(0.0)
+        };
+        (y0, hi.max(y0 + if whole { 5.0 } else { 1e-9 }))
+    };
+    if y1 <= y0 {
+        y1 = y0 + 1.0;
+    }
+    // Plot positions: the value, or its logarithm (the band clipped to the bottom).
+    let fy = move |v: f64| if log { v.max(y0).ln() } else { v };
+    let drawn: Vec<usize> = (0..series.len()).filter(|&i| !series[i].is_empty()).collect();
+    let head = 52 + 20 * notes.len() as u32;
+    // Room above the data for the legend (upper right), about 22 px an entry of ~540.
+    let entries = drawn.len() + usize::from(!fails.is_empty());
+    let f = ((entries * 22 + 30) as f64 / (crate::plots::HEIGHT - head - 100) as f64).min(0.5);
+    let (p0, p1) = (fy(y0), fy(y0) + (fy(y1) - fy(y0)) * 1.03 / (1.0 - f));
+    let top = if log { p1.exp() } else { p1 };
+    let y_keys: Vec<f64> = ticks(y0, top, log, whole).into_iter().map(fy).collect();
+    let y_text = |p: f64| num(if log { p.exp() } else { p });
+    let (x0, x1) = (axis.pos[0], axis.pos[axis.pos.len() - 1]);
+    let pad = if axis.categorical || x1 <= x0 {
+        0.5
+    } else {
+        (x1 - x0) * 0.06
+    };
     png(path, |root| {
-        root.fill(&WHITE).map_err(e)?;
-        let all = series.iter().flatten();
-        let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, 0.0f64, f64::MIN);
-        for &(x, m, h) in all {
-            let h = if h.is_nan() { 0.0 } else { h };
-            (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(m - h), y1.max(m + h));
-        }
-        if x0 > x1 {
-            (x0, x1, y1) = (0.0, 1.0, 1.0);
-        }
-        let pad = if x1 > x0 { (x1 - x0) * 0.05 } else { 0.5 };
-        let y1 = if y1 > y0 { y1 * 1.1 } else { y0 + 1.0 };
-        let mut chart = ChartBuilder::on(root)
-            .caption(title, ("sans-serif", 26))
+        let (top, body) = root.split_vertically(head);
+        heading(&top, title, &notes)?;
+        let mut chart = ChartBuilder::on(&body)
             .margin(20)
-            .x_label_area_size(50)
-            .y_label_area_size(100)
-            .build_cartesian_2d(x0 - pad..x1 + pad, y0..y1)
+            .margin_top(8)
+            .x_label_area_size(60)
+            .y_label_area_size(90)
+            .build_cartesian_2d(
+                Keyed(x0 - pad..x1 + pad, axis.key_points()),
+                Keyed(p0..p1, y_keys),
+            )
             .map_err(e)?;
-        let fmt = |x: &f64| match labels {
-            Some(l) if (x - x.round()).abs() < 1e-6 && x.round() >= 0.0 => {
-                l.get(x.round() as usize).cloned().unwrap_or_default()
-            }
-            Some(_) => String::new(),
-            None => format!("{x}"),
+        let y_label = if log {
+            log_label(&ys.label(&metric.name))
+        } else {
+            ys.label(&metric.name)
         };
-        let y_fmt = |y: &f64| {
-            if y.abs() >= 100.0 {
-                format!("{y:.0}")
-            } else {
-                format!("{y:.3}")
-            }
-        };
-        let mut mesh = chart.configure_mesh();
-        mesh.x_desc(x_label)
-            .y_desc(y_label)
+        chart
+            .configure_mesh()
+            .x_desc(axis.line_label())
+            .y_desc(y_label.as_str())
+            .x_label_formatter(&|x| axis.tick_at(*x))
+            .y_label_formatter(&|y| y_text(*y))
             .label_style(("sans-serif", 16))
-            .x_label_formatter(&fmt)
-            .y_label_formatter(&y_fmt);
-        if let Some(l) = labels {
-            mesh.x_labels(l.len() * 2 + 1);
-        }
-        mesh.draw().map_err(e)?;
-        for (i, (label, pts)) in variants.iter().zip(series).enumerate() {
-            let c = color(i);
-            let band: Vec<(f64, f64)> = pts
-                .iter()
+            .axis_desc_style(("sans-serif", 18))
+            .draw()
+            .map_err(e)?;
+        let y = |v: f64| fy(v);
+        let ci = |pts: &[Pt]| -> Vec<(f64, (f64, f64))> {
+            pts.iter()
                 .filter(|p| !p.2.is_nan())
-                .map(|p| (p.0, p.1 - p.2))
-                .chain(
-                    pts.iter()
-                        .rev()
-                        .filter(|p| !p.2.is_nan())
-                        .map(|p| (p.0, p.1 + p.2)),
-                )
-                .collect();
-            if band.len() >= 4 {
+                .map(|p| (p.0, band(p)))
+                .collect()
+        };
+        // Bands first, under every line.
+        for &i in &drawn {
+            let ci = ci(&series[i]);
+            if ci.len() >= 2 {
+                let poly = ci
+                    .iter()
+                    .map(|(x, b)| (*x, y(b.0)))
+                    .chain(ci.iter().rev().map(|(x, b)| (*x, y(b.1))));
+                let fill = color(i).mix(0.16).filled();
                 chart
-                    .draw_series(std::iter::once(Polygon::new(band, c.mix(0.2).filled())))
+                    .draw_series(std::iter::once(Polygon::new(poly.collect::<Vec<_>>(), fill)))
                     .map_err(e)?;
             }
-            // Error bars too, so a single point's interval shows.
+        }
+        for (rank, &i) in drawn.iter().enumerate() {
+            let (c, pts) = (color(i), &series[i]);
+            // Error bars with caps, so a single point's interval shows.
+            let cap = |x: f64, v: f64| {
+                EmptyElement::at((x, y(v))) + PathElement::new(vec![(-6, 0), (6, 0)], c.stroke_width(2))
+            };
+            for (x, b) in ci(pts) {
+                let bar = PathElement::new(vec![(x, y(b.0)), (x, y(b.1))], c.stroke_width(1));
+                chart.draw_series([bar]).map_err(e)?;
+                chart.draw_series([cap(x, b.0), cap(x, b.1)]).map_err(e)?;
+            }
+            // Earlier variants wider, so a line another one covers still shows at its edges.
+            let wide = (drawn.len() - 1 - rank).min(2) as u32;
+            let mean = |p: &Pt| (p.0, y(p.1 * k));
+            let dot = 5 + 2 * wide;
             chart
-                .draw_series(
-                    pts.iter()
-                        .filter(|p| !p.2.is_nan())
-                        .map(|&(x, m, h)| PathElement::new(vec![(x, m - h), (x, m + h)], c.stroke_width(2))),
-                )
-                .map_err(e)?;
-            chart
-                .draw_series(pts.iter().map(|&(x, m, _)| Circle::new((x, m), 5, c.filled())))
+                .draw_series(pts.iter().map(|p| Circle::new(mean(p), dot, c.filled())))
                 .map_err(e)?;
             chart
                 .draw_series(LineSeries::new(
-                    pts.iter().map(|&(x, m, _)| (x, m)),
-                    c.stroke_width(2),
+                    pts.iter().map(mean),
+                    c.stroke_width(2 + 2 * wide),
                 ))
                 .map_err(e)?
-                .label(label.as_str())
+                .label(sw.variants[i].as_str())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(3)));
+        }
+        if !fails.is_empty() {
+            let at = p0 + (p1 - p0) * 0.04;
+            let red = RED.stroke_width(3);
+            let marks = fails.iter().map(|&(x, k, n)| {
+                EmptyElement::at((x, at))
+                    + Cross::new((0, 0), 7, red)
+                    + Text::new(
+                        format!("{k}/{n}"),
+                        (11, -9),
+                        ("sans-serif", 15).into_font().color(&RED),
+                    )
+            });
+            chart
+                .draw_series(marks)
+                .map_err(e)?
+                .label("failed point")
+                .legend(move |(x, y)| Cross::new((x + 10, y), 6, red));
         }
         chart
             .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
             .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
+            .border_style(BLACK.mix(0.6))
             .label_font(("sans-serif", 16))
             .draw()
             .map_err(e)?;
         Ok(())
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn confidence_interval_matches_the_t_formula() {
-        // Samples 1..=5: mean 3, s^2 = 2.5, half-width t(4) * sqrt(2.5 / 5).
-        let (m, h) = mean_ci(&[1.0, 2.0, 3.0, 4.0, 5.0]);
-        assert_eq!(m, 3.0);
-        assert!((h - 2.776 * 0.5f64.sqrt()).abs() < 1e-12);
-        assert!(mean_ci(&[7.0]).1.is_nan());
-        assert!(t95(1) > t95(10) && t95(10) > t95(10_000));
-    }
 }

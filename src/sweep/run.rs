@@ -25,6 +25,10 @@ pub struct SweepArgs {
     /// Run only shard I of N (points whose index mod N is I), e.g. --shard 0/4.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
+    /// Plots of each point: none, summary (compare, FCT CDF, goodput, queues) or all. The
+    /// sweep's own plots are always written.
+    #[arg(long, value_enum, default_value = "summary")]
+    pub plots: crate::plots::Level,
     #[arg(long, short)]
     pub quiet: bool,
 }
@@ -168,11 +172,16 @@ fn run_points(c: &Checked, mine: &[&Point], out: &Path, args: &SweepArgs) -> Res
         ProgressDrawTarget::stderr()
     });
     let overall = multi.add(ProgressBar::new(mine.len() as u64));
+    // The ETA from finished points (indicatif's own estimate says 0 s before the first).
     overall.set_style(
-        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} points, ETA {eta}")
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} points, {prefix} [{elapsed}]")
             .expect("static template"),
     );
     overall.set_message(c.name.clone());
+    overall.set_prefix("ETA after the first point");
+    overall.enable_steady_tick(std::time::Duration::from_millis(500));
+    let started = std::time::Instant::now();
+    let done = std::sync::atomic::AtomicUsize::new(0);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.jobs.unwrap_or(0))
         .build()?;
@@ -186,9 +195,16 @@ fn run_points(c: &Checked, mine: &[&Point], out: &Path, args: &SweepArgs) -> Res
                 let spinner = multi.add(ProgressBar::new_spinner());
                 spinner.set_message(format!("point {} {:?} seed {}", p.index, p.values, p.seed));
                 spinner.enable_steady_tick(std::time::Duration::from_millis(200));
-                let rows = run_point(&c.sweep, &c.scenario, p, out, memory.clone());
+                let rows = run_point(&c.sweep, &c.scenario, p, out, memory.clone(), args.plots);
                 spinner.finish_and_clear();
                 overall.inc(1);
+                let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                let left = mine.len() - n;
+                let eta = started.elapsed().as_secs_f64() / n as f64 * left as f64;
+                overall.set_prefix(format!(
+                    "ETA {}",
+                    indicatif::HumanDuration(std::time::Duration::from_secs_f64(eta))
+                ));
                 rows
             })
             .collect()
@@ -213,6 +229,7 @@ fn run_point(
     p: &Point,
     out: &Path,
     memory: Option<(u64, String)>,
+    plots: crate::plots::Level,
 ) -> Vec<Vec<String>> {
     let set: Vec<String> = sweep
         .axis
@@ -240,7 +257,13 @@ fn run_point(
             crate::run::simulate(&sc, true, &std::sync::atomic::AtomicBool::new(false), None);
         let dir = out.join("points").join(format!("{:05}", p.index));
         std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        crate::output::write_results(&dir, &sc, &reports, &telemetry, &[], &cut)?;
+        let opts = crate::output::Options {
+            argv: &[],
+            cut: &cut,
+            plots,
+            quiet: true,
+        };
+        crate::output::write_results(&dir, &sc, &reports, &telemetry, &opts)?;
         let summary: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json"))?)?;
         let mut rows = Vec::new();

@@ -446,8 +446,8 @@ fn ctrl_c_stops_the_run_and_still_writes_its_results() {
     assert_eq!(status.code(), Some(130));
     let v = &summary_json(&out)["variants"][0];
     assert_eq!(v["incomplete"], "interrupted (Ctrl-C)");
-    // The simulator looks at the flag every 2^20 events.
-    assert_eq!(v["events"].as_u64().unwrap() % (1 << 20), 0);
+    // The simulator looks at the flag every PROGRESS_EVENTS events.
+    assert_eq!(v["events"].as_u64().unwrap() % models::sim::PROGRESS_EVENTS, 0);
     assert!(!v["unfinished_flows"].as_array().unwrap().is_empty());
 }
 

@@ -47,29 +47,68 @@ fn decode(path: &Path) -> (u32, u32, Vec<u8>) {
     (info.width, info.height, buf)
 }
 
+/// A PNG that decodes, is 1200 pixels wide and is not blank (at least 1 % drawn, in more
+/// than eight colours).
+pub fn assert_readable(path: &Path) {
+    let (w, h, rgb) = decode(path);
+    assert!(w == 1200 && h >= 300, "{}: {w} x {h}", path.display());
+    let pixels = rgb.chunks(3).count();
+    let ink = rgb.chunks(3).filter(|p| p != &[255, 255, 255]).count();
+    let colours: std::collections::HashSet<&[u8]> = rgb.chunks(3).collect();
+    assert!(
+        ink * 100 > pixels,
+        "{} is almost blank ({ink} of {pixels} pixels drawn)",
+        path.display()
+    );
+    assert!(
+        colours.len() > 8,
+        "{} has only {} colours",
+        path.display(),
+        colours.len()
+    );
+}
+
 #[test]
-fn every_plot_decodes_at_the_configured_size_and_is_not_blank() {
+fn every_plot_with_something_to_show_is_written_and_readable_and_no_other() {
     let out = run_into("pngs", "1");
     for name in [
         "fct_cdf",
-        "fct_by_size",
         "throughput",
         "queues",
+        "pfc_buffers",
+        "flow_rates",
+        "link_utilisation",
         "pauses",
+        "pause_graph",
         "ecn",
         "compare",
     ] {
-        let (w, h, rgb) = decode(&out.join(format!("{name}.png")));
-        assert_eq!((w, h), (1200, 700), "{name}.png size");
-        let pixels = rgb.chunks(3).count();
-        let ink = rgb.chunks(3).filter(|p| p != &[255, 255, 255]).count();
-        let colours: std::collections::HashSet<&[u8]> = rgb.chunks(3).collect();
-        assert!(
-            ink * 100 > pixels,
-            "{name}.png is almost blank ({ink} of {pixels} pixels drawn)"
-        );
-        assert!(colours.len() > 8, "{name}.png has only {} colours", colours.len());
+        assert_readable(&out.join(format!("{name}.png")));
     }
+    // One flow size, and a single switch with no uplinks: nothing to show.
+    for name in ["fct_by_size", "ecmp_balance"] {
+        assert!(!out.join(format!("{name}.png")).exists(), "{name}.png");
+    }
+    // `--plots summary` and `--plots none`.
+    let file = out.parent().unwrap().join("plots.toml");
+    let some = out.parent().unwrap().join("summary-only");
+    assert!(sim_run(&file, &some, &["--plots", "summary"]).status.success());
+    let pngs = |d: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".png"))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        pngs(&some),
+        ["compare.png", "fct_cdf.png", "queues.png", "throughput.png"]
+    );
+    let none = out.parent().unwrap().join("no-plots");
+    assert!(sim_run(&file, &none, &["--plots", "none"]).status.success());
+    assert!(pngs(&none).is_empty() && none.join("report.md").exists());
 }
 
 #[test]

@@ -135,6 +135,15 @@ pub struct Flow {
 }
 
 impl Flow {
+    /// The sender's control variable, for telemetry: DCQCN's current rate (bit/s) or NSCC's
+    /// window (bytes); 0 without either.
+    pub fn control_value(&self) -> f64 {
+        match &self.proto {
+            Proto::Roce(qp) => qp.rp.as_ref().map_or(0.0, |rp| rp.rate().0 as f64),
+            Proto::Uet(u) => u.cc.nscc.as_ref().map_or(0.0, |n| n.cwnd),
+        }
+    }
+
     pub fn new(spec: FlowSpec, mtu: u32, entropy: u16, proto: Proto) -> Self {
         let packets = spec.size.div_ceil(mtu as u64) as u32;
         Flow {

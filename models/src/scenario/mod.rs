@@ -59,12 +59,24 @@ struct ScenarioFile {
     #[serde(default)]
     capture: Vec<crate::capture::CaptureConfig>,
     #[serde(default)]
+    telemetry: TelemetryFile,
+    #[serde(default)]
     #[allow(dead_code)] // merged before deserialization; kept so the key is known
     variant: Vec<Table>,
 }
 
 fn default_seed() -> u64 {
     1
+}
+
+/// `[telemetry]`: what the plots follow beyond the fabric-wide series.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TelemetryFile {
+    /// Flow ids (their order in flows.csv) whose rate and window or DCQCN rate are drawn in
+    /// `flow_rates.png`; default: the slowest few, the fastest and every victim.
+    #[serde(default)]
+    flows: Vec<u32>,
 }
 
 /// A validated scenario, ready to run.
@@ -80,7 +92,20 @@ pub struct Scenario {
     pub faults: Vec<crate::fault::FaultAction>,
     /// Mirrored ports, written as pcap files.
     pub captures: Vec<crate::capture::CaptureSpec>,
+    /// Flows `[telemetry] flows` names, and flows marked `victim` (flow ids).
+    pub plotted_flows: Vec<u32>,
+    pub victims: Vec<u32>,
     pub variants: Vec<Variant>,
+}
+
+impl Scenario {
+    /// Flows whose dynamics are sampled whatever else is: the named and the victims.
+    pub fn traced_flows(&self) -> Vec<u32> {
+        let mut v = [self.plotted_flows.as_slice(), self.victims.as_slice()].concat();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
 }
 
 /// Keys a variant may not override: variants run on identical topology and traffic.
@@ -90,6 +115,7 @@ const SHARED_KEYS: &[&str] = &[
     "flow",
     "fault",
     "capture",
+    "telemetry",
     "seed",
     "variant",
     "description",
@@ -208,6 +234,29 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
     }
     let faults = crate::fault::resolve(&base.fault, &topology).map_err(|e| ctx.field(e, None))?;
     let captures = crate::capture::resolve(&base.capture, &topology).map_err(|e| ctx.field(e, None))?;
+    if let Some((i, f)) = base
+        .telemetry
+        .flows
+        .iter()
+        .enumerate()
+        .find(|(_, f)| **f as usize >= flows.len())
+    {
+        let e = FieldError::new(
+            format!("telemetry.flows[{i}]"),
+            format!(
+                "flow {f} does not exist: the scenario has flows 0..{}",
+                flows.len() - 1
+            ),
+        );
+        return Err(ctx.field(e, None));
+    }
+    let victims = base
+        .flow
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.victim)
+        .map(|(i, _)| i as u32)
+        .collect();
     let scenario = Scenario {
         name,
         seed: base.seed,
@@ -216,6 +265,8 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
         flows,
         faults,
         captures,
+        plotted_flows: base.telemetry.flows.clone(),
+        victims,
         variants,
     };
     for (i, v) in scenario.variants.iter().enumerate() {

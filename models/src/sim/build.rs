@@ -112,7 +112,13 @@ impl<'a> Sim<'a> {
             dependents,
             finished: 0,
             faults: scenario.faults.clone(),
-            sampler: crate::telemetry::Sampler::new(&telemetry, sampled),
+            sampler: crate::telemetry::Sampler::new(&telemetry, sampled, !variant.pfc.priorities.is_empty()),
+            flow_sampler: crate::telemetry::FlowSampler::new(
+                scenario.flows.len(),
+                &scenario.traced_flows(),
+                telemetry.max_samples,
+                control_kind(variant),
+            ),
             log: crate::telemetry::EventLog::new(telemetry.event_log),
             captures,
             mirrored,
@@ -226,4 +232,15 @@ fn rx_buffers(net: &Network, variant: &Variant) -> Vec<Option<Box<crate::nic::rx
         }
     }
     rx
+}
+
+/// What a flow's control series shows in this variant.
+fn control_kind(v: &Variant) -> crate::telemetry::Control {
+    use crate::telemetry::Control;
+    let dcqcn = matches!(v.nic.cc, crate::nic::CcConfig::Dcqcn(_));
+    match (v.nic.transport, v.nic.cc.nscc().is_some(), dcqcn) {
+        (crate::nic::Transport::Uet, true, _) => Control::Window,
+        (crate::nic::Transport::Roce, _, true) => Control::Rate,
+        _ => Control::None,
+    }
 }

@@ -38,7 +38,7 @@ use crate::cc::nscc::NsccParams;
 use crate::drop::DropReason;
 use crate::ideal;
 use crate::ids::{FlowId, HostId, PortId};
-use crate::network::Network;
+use crate::network::{Network, Role};
 use crate::nic::uet::Pacer;
 use crate::nic::{Flow, HostCounters, Nic};
 use crate::packet::{Kind, Packet};
@@ -158,6 +158,8 @@ pub struct Sim<'a> {
     faults: Vec<crate::fault::FaultAction>,
     /// Time series, sampled.
     pub sampler: crate::telemetry::Sampler,
+    /// Per-flow delivered bytes and sender rate or window.
+    pub flow_sampler: crate::telemetry::FlowSampler,
     /// Drops, trims and pause transitions.
     pub log: crate::telemetry::EventLog,
     /// Mirrored ports (`[[capture]]`), and which ports have one.
@@ -182,6 +184,18 @@ pub struct Sim<'a> {
     pub bounds: Vec<ideal::FlowBounds>,
 }
 
+/// Events between two calls of a run's progress callback (and readings of the wall clock).
+pub const PROGRESS_EVENTS: u64 = 1 << 14;
+
+/// Where a run is, for a progress display.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    pub now: Time,
+    pub events: u64,
+    pub flows_done: usize,
+    pub flows: usize,
+}
+
 impl Sim<'_> {
     /// Stop the event loop at this wall-clock instant (a command's whole `run.max_wall`
     /// covers set-up and writing too, so the command sets where its loop must stop).
@@ -194,9 +208,10 @@ impl Sim<'_> {
         self.run_with_progress(|_| true);
     }
 
-    /// Run, calling `progress(now)` about every million events.
-    /// `progress` returns false to stop the run there (it is then marked interrupted).
-    pub fn run_with_progress(&mut self, progress: impl FnMut(Time) -> bool) {
+    /// Run, calling `progress` every [`PROGRESS_EVENTS`] events (a few hundred times a second:
+    /// the caller decides how often to redraw). `progress` returns false to stop the run there
+    /// (it is then marked interrupted).
+    pub fn run_with_progress(&mut self, progress: impl FnMut(&Progress) -> bool) {
         self.advance(None, progress);
         self.totals.end_time = self.now;
         self.close_pauses();
@@ -211,7 +226,7 @@ impl Sim<'_> {
     /// The event loop. Once every flow has finished only the packets still moving matter:
     /// idle timers (retransmission, rate increase, samples, refreshes) neither run nor stretch
     /// the run, and a run with nothing left to deliver is never stopped by a limit.
-    fn advance(&mut self, until: Option<Time>, mut progress: impl FnMut(Time) -> bool) {
+    fn advance(&mut self, until: Option<Time>, mut progress: impl FnMut(&Progress) -> bool) {
         let limits = &self.variant.limits;
         let max_time = Time::ZERO + limits.time();
         let max_events = limits.events();
@@ -253,8 +268,14 @@ impl Sim<'_> {
             if self.stopped.is_some() {
                 break;
             }
-            if self.totals.events & 0xf_ffff == 0 {
-                if !progress(self.now) {
+            if self.totals.events % PROGRESS_EVENTS == 0 {
+                let p = Progress {
+                    now: self.now,
+                    events: self.totals.events,
+                    flows_done: self.finished,
+                    flows: self.flows.len(),
+                };
+                if !progress(&p) {
                     self.stopped = Some(StopReason::Interrupted);
                     break;
                 }
@@ -338,9 +359,24 @@ impl Sim<'_> {
             trimmed: t.trimmed,
             drops: t.dropped_packets,
         };
-        let ports = &self.net.ports;
-        self.sampler
-            .record(self.now, totals, |p| ports[p.idx()].occupancy());
+        let (net, switches) = (&self.net, &self.switches);
+        self.sampler.record(self.now, totals, |p| {
+            let port = &net.ports[p.idx()];
+            let (pg, xoff) = match net.roles[net.port_node[p.idx()].idx()] {
+                Role::Switch(s) => switches[s.idx()].pg_sample(p),
+                Role::Host(_) => (0, 0),
+            };
+            crate::telemetry::PortSample {
+                queue: port.occupancy(),
+                tx_bytes: port.tx.bytes,
+                rate: port.rate,
+                pg,
+                xoff,
+            }
+        });
+        let flows = &self.flows;
+        self.flow_sampler
+            .record(self.now, |f| (flows[f].received_bytes, flows[f].control_value()));
         // Sample while flows are unfinished (not while only idle timers remain).
         if self.finished < self.flows.len() && !self.queue.is_empty() {
             let at = self.now + self.sampler.interval;

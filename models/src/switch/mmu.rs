@@ -235,6 +235,27 @@ impl Mmu {
             && (pg.shared + self.xon_offset) as f64 <= self.pg_threshold(slice).max(self.xon_offset as f64)
     }
 
+    /// Bytes held by local port `inp`'s lossless ingress priority groups, and their XOFF
+    /// threshold now (shared use at which they pause; their minimum is reserved below it).
+    pub fn pg_bytes_and_xoff(&self, inp: usize) -> (u64, u64) {
+        let cells: u64 = self
+            .lossless
+            .iter()
+            .map(|p| {
+                let g = self.pg[inp][p as usize];
+                (g.min + g.shared + g.headroom) as u64
+            })
+            .sum();
+        let slice = self.slice_of[inp] as usize;
+        let xoff = self.pg_threshold(slice) as u64 + self.pg_min as u64;
+        (cells * self.cell as u64, xoff * self.cell as u64)
+    }
+
+    /// How far below XOFF a paused PG resumes (its XON hysteresis), bytes.
+    pub fn xon_offset_bytes(&self) -> u64 {
+        self.xon_offset as u64 * self.cell as u64
+    }
+
     /// Bytes held for lossy queue `prio` of local port `out` (shared + min).
     pub fn queue_bytes(&self, out: usize, prio: u8) -> u64 {
         let q = self.queue[out][prio as usize];

@@ -212,6 +212,11 @@ impl Switch {
         ports[inl].xoff.mask.contains(pkt.prio) && self.mmu.allows_xon(inl, pkt.prio)
     }
 
+    /// Lossless ingress PG bytes of `port` and their XOFF threshold now (telemetry).
+    pub fn pg_sample(&self, port: PortId) -> (u64, u64) {
+        self.mmu.pg_bytes_and_xoff(self.local(port))
+    }
+
     /// May ingress `port`, in XOFF on `prio`, resume (at a pause refresh)?
     #[inline]
     pub fn may_resume(&self, port: PortId, prio: u8) -> bool {

@@ -141,6 +141,10 @@ pub struct FlowConfig {
     pub start: Duration,
     #[serde(default = "default_prio")]
     pub prio: u8,
+    /// The flow whose fate the scenario is about (a victim of head-of-line blocking): its
+    /// rate is always drawn in `flow_rates.png` and it is marked in the plots.
+    #[serde(default)]
+    pub victim: bool,
 }
 
 fn default_prio() -> u8 {

@@ -65,6 +65,7 @@ mod explicit {
             size: Bytes(1),
             start: Duration::ZERO,
             prio: 3,
+            victim: false,
         };
         let e = explicit_flows(&[f(0, "h1"), f(1, "h9")], &t).unwrap_err();
         assert_eq!(e.path, "flow[1].dst");

@@ -1,0 +1,196 @@
+//! Fabric-wide counters and per-port series, sampled every `run.sample_interval`: each
+//! sampled switch port's egress queue, its transmit utilisation over the interval, and (with
+//! PFC) its ingress priority groups' occupancy beside their XOFF threshold at that moment, so
+//! plots can draw queues against the thresholds that act on them.
+
+use super::TelemetryConfig;
+use crate::ids::PortId;
+use sim_core::{BitRate, Duration, Time};
+
+/// Fabric-wide cumulative counters at one sample.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Totals {
+    pub delivered_bytes: u64,
+    pub ecn_marked: u64,
+    pub cnps: u64,
+    pub pfc_frames: u64,
+    pub trimmed: u64,
+    pub drops: u64,
+}
+
+/// What one port shows at a sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortSample {
+    /// Egress queue, frame bytes.
+    pub queue: u64,
+    /// Frame bytes sent so far (cumulative).
+    pub tx_bytes: u64,
+    pub rate: BitRate,
+    /// Bytes held by the port's lossless ingress priority groups (0 without PFC).
+    pub pg: u64,
+    /// The XOFF threshold of those groups now (dynamic thresholds move with the free buffer).
+    pub xoff: u64,
+}
+
+impl Default for PortSample {
+    fn default() -> Self {
+        PortSample {
+            queue: 0,
+            tx_bytes: 0,
+            rate: BitRate(1),
+            pg: 0,
+            xoff: 0,
+        }
+    }
+}
+
+/// Utilisation is stored in 1/65535ths of the line rate.
+const FULL: f64 = 65535.0;
+
+#[derive(Debug, Clone)]
+pub struct Sampler {
+    pub interval: Duration,
+    cap: usize,
+    pub times: Vec<Time>,
+    pub totals: Vec<Totals>,
+    /// Sampled ports and, per port, its queue (frame bytes) at each sample.
+    pub ports: Vec<PortId>,
+    pub queues: Vec<Vec<u32>>,
+    /// Per port: transmit utilisation over the interval ending at each sample (see
+    /// [`Sampler::utilisation`]).
+    util: Vec<Vec<u16>>,
+    /// Per port: lossless ingress PG bytes and their XOFF threshold at each sample (empty
+    /// without PFC).
+    pub pg: Vec<Vec<u32>>,
+    pub xoff: Vec<Vec<u32>>,
+    /// Each port's transmitted bytes and the time at the previous sample.
+    last_tx: Vec<u64>,
+    last_time: Time,
+    with_pg: bool,
+}
+
+impl Sampler {
+    /// `with_pg`: also sample the ingress priority groups (the variant runs PFC).
+    pub fn new(cfg: &TelemetryConfig, ports: Vec<PortId>, with_pg: bool) -> Self {
+        let n = ports.len();
+        let per_port = |on: bool| if on { vec![Vec::new(); n] } else { Vec::new() };
+        Sampler {
+            interval: cfg.sample_interval,
+            cap: cfg.max_samples.max(4),
+            times: Vec::new(),
+            totals: Vec::new(),
+            ports,
+            queues: vec![Vec::new(); n],
+            util: vec![Vec::new(); n],
+            pg: per_port(with_pg),
+            xoff: per_port(with_pg),
+            last_tx: vec![0; n],
+            last_time: Time::ZERO,
+            with_pg,
+        }
+    }
+
+    /// Record one sample; `port(p)` is what sampled port `p` shows now.
+    pub fn record(&mut self, now: Time, totals: Totals, port: impl Fn(PortId) -> PortSample) {
+        if self.times.len() == self.cap {
+            self.decimate();
+        }
+        let span = now.saturating_since(self.last_time);
+        for (i, &p) in self.ports.iter().enumerate() {
+            let s = port(p);
+            self.queues[i].push(s.queue.min(u32::MAX as u64) as u32);
+            let sent = s.tx_bytes.saturating_sub(self.last_tx[i]);
+            self.last_tx[i] = s.tx_bytes;
+            let can = s.rate.bytes_in(span).max(1);
+            self.util[i].push(((sent as f64 / can as f64).min(1.0) * FULL).round() as u16);
+            if self.with_pg {
+                self.pg[i].push(s.pg.min(u32::MAX as u64) as u32);
+                self.xoff[i].push(s.xoff.min(u32::MAX as u64) as u32);
+            }
+        }
+        self.last_time = now;
+        self.times.push(now);
+        self.totals.push(totals);
+    }
+
+    /// Fraction of port `i`'s line rate it sent over the interval ending at sample `k`.
+    pub fn utilisation(&self, i: usize, k: usize) -> f64 {
+        self.util[i].get(k).map_or(0.0, |&u| u as f64 / FULL)
+    }
+
+    /// Keep every other sample and double the interval. Instantaneous series keep the kept
+    /// samples' values; utilisation averages the two intervals a kept sample now covers.
+    fn decimate(&mut self) {
+        fn halve<T: Copy>(v: &mut Vec<T>) {
+            let kept: Vec<T> = v.iter().step_by(2).copied().collect();
+            *v = kept;
+        }
+        halve(&mut self.times);
+        halve(&mut self.totals);
+        for q in self.queues.iter_mut().chain(&mut self.pg).chain(&mut self.xoff) {
+            halve(q);
+        }
+        for u in &mut self.util {
+            let merged: Vec<u16> = (0..u.len())
+                .step_by(2)
+                .map(|k| {
+                    let before = if k == 0 { u[0] } else { u[k - 1] };
+                    ((before as u32 + u[k] as u32) / 2) as u16
+                })
+                .collect();
+            *u = merged;
+        }
+        self.interval = self.interval * 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_sampler_halves_and_doubles_its_interval() {
+        let cfg = TelemetryConfig {
+            sample_interval: Duration(10),
+            max_samples: 4,
+            event_log: 0,
+        };
+        let mut s = Sampler::new(&cfg, vec![PortId(7)], false);
+        for t in 0..6u64 {
+            s.record(
+                Time(t * 10),
+                Totals {
+                    delivered_bytes: t,
+                    ..Default::default()
+                },
+                |_| PortSample {
+                    queue: t * 100,
+                    ..Default::default()
+                },
+            );
+        }
+        assert_eq!(s.times, vec![Time(0), Time(20), Time(40), Time(50)]);
+        assert_eq!(s.queues[0], vec![0, 200, 400, 500]);
+        assert_eq!(s.interval, Duration(20));
+    }
+
+    #[test]
+    fn utilisation_is_bytes_sent_over_what_the_line_carries() {
+        let cfg = TelemetryConfig {
+            sample_interval: Duration(1_000_000),
+            max_samples: 100,
+            event_log: 0,
+        };
+        let mut s = Sampler::new(&cfg, vec![PortId(0)], false);
+        // 100 Gb/s carries 12,500 B per microsecond: 6,250 B is half, 12,500 B all of it.
+        for (k, sent) in [0u64, 6_250, 18_750].into_iter().enumerate() {
+            s.record(Time(k as u64 * 1_000_000), Totals::default(), |_| PortSample {
+                tx_bytes: sent,
+                rate: BitRate::gbps(100),
+                ..Default::default()
+            });
+        }
+        assert!((s.utilisation(0, 1) - 0.5).abs() < 1e-4);
+        assert!((s.utilisation(0, 2) - 1.0).abs() < 1e-4);
+    }
+}

@@ -1,0 +1,184 @@
+//! Queues against the thresholds that act on them: each variant's hottest egress queues with
+//! the ECN marking band (Kmin, Kmax) and the trim threshold (`queues.png`), and, with PFC, its
+//! fullest ingress priority groups against their XOFF threshold as it moved (dynamic
+//! thresholds follow the free buffer) and the XON level below it (`pfc_buffers.png`).
+
+use super::chart::{Chart, Level, Quantity, Series};
+use super::{Outcome, Run, VariantData, png, series_color};
+use anyhow::Result;
+use plotters::prelude::*;
+use std::path::Path;
+
+/// Hottest series drawn per panel.
+const HOT: usize = 4;
+
+/// The `HOT` sampled ports with the highest peak of `series`, hottest first, leaving out
+/// those that never reached 2 % of the hottest's peak (flat lines at zero say nothing).
+fn hottest(series: &[Vec<u32>]) -> Vec<usize> {
+    let peak = |i: usize| series[i].iter().max().copied().unwrap_or(0);
+    let mut idx: Vec<usize> = (0..series.len()).filter(|&i| peak(i) > 0).collect();
+    idx.sort_by_key(|&i| std::cmp::Reverse(peak(i)));
+    let top = idx.first().map_or(0, |&i| peak(i));
+    idx.retain(|&i| peak(i) as u64 * 50 >= top as u64);
+    idx.truncate(HOT);
+    idx
+}
+
+/// Lay out one panel per variant (one row, or two columns) and draw each.
+fn panels(
+    path: &Path,
+    run: &Run,
+    title: &str,
+    draw: impl Fn(&super::Area, &VariantData) -> Result<()>,
+) -> Result<()> {
+    png(path, |root| {
+        let n = run.variants.len().max(1);
+        let cols = if n <= 2 { n } else { 2 };
+        let rows = n.div_ceil(cols);
+        let (top, body) = root.split_vertically(44);
+        top.titled(&format!("{}: {title}", run.title), ("sans-serif", 22))
+            .map_err(super::e)?;
+        let cells = body.split_evenly((rows, cols));
+        for (d, cell) in run.variants.iter().zip(cells.iter()) {
+            draw(cell, d)?;
+        }
+        Ok(())
+    })
+}
+
+fn time_series(d: &VariantData, values: &[u32]) -> Vec<(f64, f64)> {
+    d.telemetry
+        .sampler
+        .times
+        .iter()
+        .zip(values)
+        .map(|(t, &q)| (t.as_ns_f64(), q as f64))
+        .collect()
+}
+
+/// `queues.png`.
+pub fn queues(path: &Path, run: &Run) -> Result<Outcome> {
+    if run
+        .variants
+        .iter()
+        .all(|d| hottest(&d.telemetry.sampler.queues).is_empty())
+    {
+        return Ok(Outcome::Skipped("no switch queue ever held a frame".into()));
+    }
+    panels(
+        path,
+        run,
+        "hottest egress queues against the ECN and trim thresholds",
+        |cell, d| {
+            let s = &d.telemetry.sampler;
+            let title = d.name().to_string();
+            let mut chart = Chart::new(&title, ("time", Quantity::Time), ("queue", Quantity::Bytes));
+            chart.caption = 18;
+            for (k, i) in hottest(&s.queues).into_iter().enumerate() {
+                chart.series.push(Series {
+                    label: d.telemetry.label(s.ports[i].0),
+                    color: series_color(k),
+                    dashed: false,
+                    points: time_series(d, &s.queues[i]),
+                });
+            }
+            if let Some(ecn) = &d.variant.switch.ecn {
+                chart.levels.push(Level {
+                    label: "ECN Kmin".into(),
+                    y: ecn.kmin.0 as f64,
+                    color: RGBColor(120, 120, 120),
+                });
+                chart.levels.push(Level {
+                    label: "ECN Kmax".into(),
+                    y: ecn.kmax.0 as f64,
+                    color: BLACK,
+                });
+            }
+            if let Some(t) = d.variant.switch.trim.as_ref().and_then(|t| t.threshold) {
+                chart.levels.push(Level {
+                    label: "trim threshold".into(),
+                    y: t.0 as f64,
+                    color: RGBColor(200, 0, 0),
+                });
+            }
+            if chart.is_empty() {
+                return nothing(cell, &title, "no queue held a frame");
+            }
+            chart.draw(cell)
+        },
+    )?;
+    Ok(Outcome::Written)
+}
+
+/// `pfc_buffers.png`: ingress PG occupancy against XOFF (dashed, as it moved) and XON.
+pub fn pfc_buffers(path: &Path, run: &Run) -> Result<Outcome> {
+    let has =
+        |d: &VariantData| !d.telemetry.sampler.pg.is_empty() && !hottest(&d.telemetry.sampler.pg).is_empty();
+    if !run.variants.iter().any(has) {
+        return Ok(Outcome::Skipped(
+            "no variant runs PFC, or no lossless ingress buffer filled".into(),
+        ));
+    }
+    panels(
+        path,
+        run,
+        "fullest lossless ingress buffers, each port's XOFF threshold dashed",
+        |cell, d| {
+            let s = &d.telemetry.sampler;
+            if s.pg.is_empty() {
+                return nothing(cell, d.name(), "no PFC in this variant");
+            }
+            let offset = d
+                .variant
+                .resolved
+                .buffers
+                .first()
+                .map_or(0, |b| b.mmu.xon_offset_bytes());
+            let title = format!(
+                "{} (XON {} below XOFF)",
+                d.name(),
+                super::Scale::for_max(Quantity::Bytes, offset as f64).text(offset as f64)
+            );
+            let mut chart = Chart::new(
+                &title,
+                ("time", Quantity::Time),
+                ("priority-group occupancy", Quantity::Bytes),
+            );
+            chart.caption = 18;
+            for (k, i) in hottest(&s.pg).into_iter().enumerate() {
+                let c = series_color(k);
+                chart.series.push(Series {
+                    label: format!("{} ingress", d.telemetry.label(s.ports[i].0)),
+                    color: c,
+                    dashed: false,
+                    points: time_series(d, &s.pg[i]),
+                });
+                chart.series.push(Series {
+                    label: String::new(),
+                    color: c,
+                    dashed: true,
+                    points: time_series(d, &s.xoff[i]),
+                });
+            }
+            if chart.is_empty() {
+                return nothing(cell, &title, "no lossless ingress buffer filled");
+            }
+            chart.draw(cell)
+        },
+    )?;
+    Ok(Outcome::Written)
+}
+
+/// A panel that says why it is empty.
+fn nothing(cell: &super::Area, title: &str, why: &str) -> Result<()> {
+    let (w, h) = cell.dim_in_pixel();
+    cell.draw(&Text::new(title.to_string(), (20, 10), ("sans-serif", 18)))
+        .map_err(super::e)?;
+    cell.draw(&Text::new(
+        why.to_string(),
+        (w as i32 / 4, h as i32 / 2),
+        ("sans-serif", 20),
+    ))
+    .map_err(super::e)?;
+    Ok(())
+}
