@@ -38,6 +38,28 @@ pub fn markdown(title: &str, rows: &[Row]) -> String {
             r.rtos
         );
     }
+    if rows.iter().any(|r| !r.jobs.is_empty()) {
+        s += "\n## Collective jobs (nccl-tests' algbw and busbw)\n\n";
+        s += "| job | variant | op | algorithm | ranks | size (B) | time (us) | algbw (Gb/s) | busbw (Gb/s) |\n";
+        s += "|---|---|---|---|---|---|---|---|---|\n";
+        for r in rows {
+            for j in &r.jobs {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    j.name,
+                    r.name,
+                    j.op,
+                    j.algorithm,
+                    j.ranks,
+                    j.size_bytes,
+                    cell(j.time_us, 3),
+                    cell(j.algbw_gbps, 2),
+                    cell(j.busbw_gbps, 2)
+                );
+            }
+        }
+    }
     // Only variants whose flows all completed compete: a run that left flows unfinished is
     // never "best" (its FCTs describe the flows that got through, its goodput is partial).
     let complete: Vec<&Row> = rows.iter().filter(|r| r.complete()).collect();

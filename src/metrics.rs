@@ -22,6 +22,21 @@ pub struct Row {
     pub pauses: u64,
     pub retransmitted: u64,
     pub rtos: u64,
+    /// Collective jobs (nccl-tests' figures).
+    pub jobs: Vec<JobRow>,
+}
+
+/// One collective job of a variant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobRow {
+    pub name: String,
+    pub op: String,
+    pub algorithm: String,
+    pub ranks: u64,
+    pub size_bytes: u64,
+    pub time_us: Option<f64>,
+    pub algbw_gbps: Option<f64>,
+    pub busbw_gbps: Option<f64>,
 }
 
 /// The metrics `compare.png` draws: label, unit, value.
@@ -83,6 +98,23 @@ pub fn rows(summary: &Value, prefix: Option<&str>) -> Result<Vec<Row>> {
             pauses: u(v, "/pfc_pause_frames"),
             retransmitted: u(v, "/retransmitted_packets"),
             rtos: u(v, "/rtos"),
+            jobs: v["jobs"]
+                .as_array()
+                .map(|js| {
+                    js.iter()
+                        .map(|j| JobRow {
+                            name: j["name"].as_str().unwrap_or("?").to_string(),
+                            op: j["op"].as_str().unwrap_or("?").to_string(),
+                            algorithm: j["algorithm"].as_str().unwrap_or("?").to_string(),
+                            ranks: u(j, "/ranks"),
+                            size_bytes: u(j, "/size_bytes"),
+                            time_us: opt(j, "/time_ns").map(|x| x / 1e3),
+                            algbw_gbps: opt(j, "/algbw_gbps"),
+                            busbw_gbps: opt(j, "/busbw_gbps"),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
         })
         .collect())
 }

@@ -232,6 +232,86 @@ pub fn human_ns(ns: impl Into<Option<f64>>) -> String {
     }
 }
 
+/// Rows (the first the header) with each column as wide as its widest cell: the first
+/// left-aligned, numbers right-aligned.
+fn aligned(rows: &[Vec<String>]) -> Vec<String> {
+    let cols = rows.first().map_or(0, Vec::len);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .collect();
+    rows.iter()
+        .map(|r| {
+            r.iter()
+                .zip(&widths)
+                .enumerate()
+                .map(|(c, (cell, w))| {
+                    if c == 0 {
+                        format!("{cell:<w$}")
+                    } else {
+                        format!("{cell:>w$}")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("  ")
+        })
+        .collect()
+}
+
+/// The collective jobs, as nccl-tests prints them: time, algbw and busbw per variant.
+fn print_jobs(reports: &[VariantReport]) {
+    let header = [
+        "job",
+        "variant",
+        "op",
+        "algorithm",
+        "ranks",
+        "size",
+        "time",
+        "algbw",
+        "busbw",
+        "iterations",
+    ];
+    let mut table = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
+    for r in reports {
+        for j in &r.summary.jobs {
+            table.push(vec![
+                j.name.clone(),
+                r.summary.name.clone(),
+                j.op.to_string(),
+                j.algorithm.to_string(),
+                j.ranks.to_string(),
+                human_bytes(j.size_bytes),
+                human_ns(j.time_ns),
+                j.algbw_gbps.map_or("-".into(), human_gbps),
+                j.busbw_gbps.map_or("-".into(), human_gbps),
+                format!("{}/{}", j.iterations_completed, j.iteration_ns.len()),
+            ]);
+        }
+    }
+    if table.len() > 1 {
+        println!();
+        for l in aligned(&table) {
+            println!("{l}");
+        }
+    }
+}
+
+/// Bytes in the largest binary unit that keeps a whole part: "8 B", "64 KiB", "1 GiB".
+fn human_bytes(b: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if v.fract() == 0.0 {
+        format!("{v:.0} {}", units[u])
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
+}
+
 pub fn print_table(scenario: &Scenario, reports: &[VariantReport]) {
     println!(
         "{} (seed {}, {} hosts, {} flows)",
@@ -272,42 +352,20 @@ pub fn print_table(scenario: &Scenario, reports: &[VariantReport]) {
             ]
         })
         .collect();
-    // Each column as wide as its widest cell: the first left-aligned, numbers right-aligned.
-    let widths: Vec<usize> = (0..header.len())
-        .map(|c| {
-            rows.iter()
-                .map(|r| r[c].len())
-                .chain([header[c].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |cells: &[&str]| -> String {
-        cells
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(c, (cell, w))| {
-                if c == 0 {
-                    format!("{cell:<w$}")
-                } else {
-                    format!("{cell:>w$}")
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("  ")
-    };
-    println!("{}", line(&header));
-    for (r, report) in rows.iter().zip(reports) {
-        let cells: Vec<&str> = r.iter().map(String::as_str).collect();
+    let mut table = vec![header.iter().map(|h| h.to_string()).collect()];
+    table.extend(rows.iter().cloned());
+    let lines = aligned(&table);
+    println!("{}", lines[0]);
+    for (l, report) in lines[1..].iter().zip(reports) {
         let why = report
             .summary
             .incomplete
             .as_ref()
             .map(|w| format!("  [{w}]"))
             .unwrap_or_default();
-        println!("{}{why}", line(&cells));
+        println!("{l}{why}");
     }
+    print_jobs(reports);
     // What a user must not miss, beyond the table: deadlocks a run went on past, and storms.
     for r in reports {
         let s = &r.summary;

@@ -137,6 +137,8 @@ mod tests {
             start: Time::ZERO,
             prio: 3,
             deps: crate::workload::Deps::None,
+            after: sim_core::Duration::ZERO,
+            qp: None,
         };
         let c = BitRate::gbps(100);
         let d = Duration::from_ns(500);
@@ -164,6 +166,8 @@ mod tests {
             start: Time::ZERO,
             prio: 3,
             deps: crate::workload::Deps::None,
+            after: sim_core::Duration::ZERO,
+            qp: None,
         };
         let (fast, slow, d) = (BitRate::gbps(100), BitRate::gbps(25), Duration::from_ns(100));
         let w = 4096 + 82;
@@ -214,6 +218,8 @@ mod tests {
                 start: Time::ZERO,
                 prio: 3,
                 deps: crate::workload::Deps::None,
+                after: sim_core::Duration::ZERO,
+                qp: None,
             };
             assert_eq!(
                 ideal_fct(&f, mtu, roce_data_frame, &hops),
@@ -257,6 +263,8 @@ mod tests {
             start: Time::ZERO,
             prio: 3,
             deps: crate::workload::Deps::None,
+            after: sim_core::Duration::ZERO,
+            qp: None,
         };
         let w = 4096 + 82;
         let (c, d) = (BitRate::gbps(100), 100_000);

@@ -176,6 +176,12 @@ impl Metric {
             (format!("slowdown {p}"), Kind::Plain, 1.0, 1.0)
         } else if key == "goodput_gbps" {
             ("goodput".into(), Kind::Rate, 1e9, 0.0)
+        } else if key == "jobs.0.busbw_gbps" {
+            ("bus bandwidth".into(), Kind::Rate, 1e9, 0.0)
+        } else if key == "jobs.0.algbw_gbps" {
+            ("algorithm bandwidth".into(), Kind::Rate, 1e9, 0.0)
+        } else if key == "jobs.0.time_ns" {
+            ("collective time".into(), Kind::Time, 1.0, 0.0)
         } else if let Some((_, n)) = counts.iter().find(|c| c.0 == key) {
             (n.to_string(), Kind::Count, 1.0, 0.0)
         } else {
@@ -297,14 +303,21 @@ impl Axis {
         let scaled: Vec<f64> = order.iter().map(|&i| base[i] / s.div).collect();
         let (lo, hi) = (scaled[0], scaled[scaled.len() - 1]);
         let log = scaled.len() >= 3 && lo > 0.0 && hi / lo >= 10.0;
+        // Values spanning many decades (8 B to 1 GiB) read best as written, each in its own
+        // unit; the axis title then names no unit.
+        let wide = log && hi / lo >= 1e4;
         Axis {
             key: key.into(),
             col,
-            label: s.label(&name),
+            label: if wide { name } else { s.label(&name) },
             log,
             values: order.iter().map(|&i| seen[i].clone()).collect(),
             pos: scaled.iter().map(|&v| if log { v.ln() } else { v }).collect(),
-            ticks: scaled.iter().map(|&v| num(v)).collect(),
+            ticks: if wide {
+                order.iter().map(|&i| seen[i].trim().to_string()).collect()
+            } else {
+                scaled.iter().map(|&v| num(v)).collect()
+            },
             seen,
             categorical: false,
         }

@@ -47,7 +47,7 @@ fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
 
 /// sweep.csv's columns after the point, seed and axis values: summary.json paths (deterministic
 /// numbers only, no wall time, so a sweep's CSV is the same however it was run).
-const COLUMNS: [&str; 17] = [
+const COLUMNS: [&str; 20] = [
     "variant",
     "status",
     "flows_total",
@@ -64,6 +64,10 @@ const COLUMNS: [&str; 17] = [
     "cnps",
     "trimmed",
     "retransmitted_packets",
+    // The first collective job's nccl-tests figures (empty without one).
+    "jobs.0.time_ns",
+    "jobs.0.algbw_gbps",
+    "jobs.0.busbw_gbps",
     "error",
 ];
 

@@ -98,6 +98,19 @@ pub fn write(
             line(&out.join(file), &title, &sw, axis, metric, &series)?;
         }
     }
+    // nccl-tests users plot bus bandwidth against message size: `busbw.png` when the sweep
+    // varies a workload's size and measures busbw.
+    let size_axis = axes
+        .iter()
+        .find(|a| a.key.starts_with("workload[") && a.key.ends_with("].size"));
+    let busbw = metrics.iter().find(|m| m.key == "jobs.0.busbw_gbps");
+    if let (Some(axis), Some(metric)) = (size_axis, busbw) {
+        let series = series(&sw, axis, metric, &mut csv::Writer::from_writer(Vec::new()))?;
+        if series.iter().any(|s| !s.is_empty()) {
+            let title = format!("{name}: bus bandwidth by message size (nccl-tests busbw)");
+            line(&out.join("busbw.png"), &title, &sw, axis, metric, &series)?;
+        }
+    }
     if let [a, b] = axes.as_slice()
         && keys.len() == 2
     {

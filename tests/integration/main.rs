@@ -6,6 +6,7 @@ mod capture;
 mod capture_plain;
 mod cli;
 mod closed_form;
+mod collectives;
 mod common;
 mod crash;
 mod dcqcn_fluid;

@@ -19,6 +19,11 @@ fn ring_all_reduce_takes_two_n_minus_one_chunk_steps() {
             kind = "collective"
             op = "ring-allreduce"
             size = "{size}B"
+            # The ring as one message per step (one channel, chunks of S/n, no NCCL latency):
+            # the schedule this closed form counts.
+            channels = 1
+            chunk = "1GB"
+            latency = "0us"
             "#
         );
         let r = run(&toml).remove(0);

@@ -352,6 +352,8 @@ mod tests {
             start: Time::ZERO,
             prio: 3,
             deps: crate::workload::Deps::None,
+            after: sim_core::Duration::ZERO,
+            qp: None,
         };
         let mut f = Flow::new(spec, 1000, 7, Proto::Roce(RoceQp::new(None)));
         assert_eq!(f.packets, 3);

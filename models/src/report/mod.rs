@@ -4,6 +4,7 @@
 mod counters;
 mod flows;
 mod invariants;
+pub mod jobs;
 
 use crate::drop::DropReason;
 use crate::sim::{Sim, StopReason};
@@ -156,6 +157,9 @@ pub struct VariantSummary {
     pub pfc_storms: u64,
     pub pfc_storm_list: Vec<StormRecord>,
     pub pfc_deadlocks: Vec<DeadlockRecord>,
+    /// Collective jobs, as nccl-tests reports them (absent when the scenario has none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<jobs::JobRecord>,
     pub invariants: Vec<Invariant>,
 }
 
@@ -248,6 +252,7 @@ impl VariantReport {
             pfc_storms: sim.watch.storms_total,
             pfc_storm_list,
             pfc_deadlocks,
+            jobs: jobs::records(&sim.jobs, &flows),
             invariants: invariants::invariants(sim, &flows),
         };
         VariantReport {

@@ -30,6 +30,9 @@ pub struct Router {
     policy: Routing,
     /// Per switch, when adaptive routing keeps flowlets.
     flowlets: Vec<Flowlets>,
+    /// The flow whose 5-tuple a flow's packets carry, where messages share a queue pair (a
+    /// collective's): the QP's first message. Empty when every flow is its own connection.
+    connection: Vec<FlowId>,
 }
 
 impl Router {
@@ -48,7 +51,18 @@ impl Router {
             hashers,
             policy,
             flowlets,
+            connection: Vec::new(),
         }
+    }
+
+    /// Messages of one queue pair hash as its first message does: one 5-tuple, one path.
+    pub fn share_connections(&mut self, connection: Vec<FlowId>) {
+        self.connection = connection;
+    }
+
+    #[inline]
+    fn conn(&self, flow: FlowId) -> FlowId {
+        self.connection.get(flow.idx()).copied().unwrap_or(flow)
     }
 
     /// The ECMP egress from `node` for a packet of `flow` to `dst` carrying `entropy`.
@@ -58,7 +72,7 @@ impl Router {
         match hops.len() {
             0 => None,
             1 => Some(hops[0]),
-            n => Some(hops[pick(self.hashers[node.idx()].hash(flow, dst, entropy), n)]),
+            n => Some(hops[pick(self.hashers[node.idx()].hash(self.conn(flow), dst, entropy), n)]),
         }
     }
 
@@ -80,7 +94,7 @@ impl Router {
         if hops.len() <= 1 || pkt.kind == Kind::Pause {
             return hops.first().copied();
         }
-        let hash = self.hashers[node.idx()].hash(pkt.flow, pkt.dst, pkt.entropy);
+        let hash = self.hashers[node.idx()].hash(self.conn(pkt.flow), pkt.dst, pkt.entropy);
         if let Some(gap) = flowlet_gap {
             if let Some(p) = self.flowlets[sw.idx()].current(hash, now, gap, hops) {
                 return Some(p);

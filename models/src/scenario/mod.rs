@@ -88,6 +88,8 @@ pub struct Scenario {
     pub hash: u64,
     pub topology: Topology,
     pub flows: Vec<FlowSpec>,
+    /// Collective jobs, with the flows of each iteration.
+    pub jobs: Vec<crate::workload::collective::JobSpec>,
     /// Link faults, in time order.
     pub faults: Vec<crate::fault::FaultAction>,
     /// Mirrored ports, written as pcap files.
@@ -190,7 +192,7 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
         base.seed = seed;
     }
     let topology = base.topology.build().map_err(|e| ctx.field(e, None))?;
-    let flows = traffic(
+    let (flows, jobs) = traffic(
         &base,
         &topology,
         Path::new(file).parent().unwrap_or(Path::new(".")),
@@ -263,6 +265,7 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
         hash,
         topology,
         flows,
+        jobs,
         faults,
         captures,
         plotted_flows: base.telemetry.flows.clone(),
@@ -305,11 +308,27 @@ fn check_memory(s: &Scenario, v: &Variant, ov: &Overrides) -> Result<(), FieldEr
 
 /// Every flow of the scenario: its `[[flow]]`s, then each `[[workload]]`'s, in order. `dir` is
 /// the scenario file's folder (workloads name files relative to it).
-fn traffic(base: &ScenarioFile, topology: &Topology, dir: &Path) -> Result<Vec<FlowSpec>, FieldError> {
+type Traffic = (Vec<FlowSpec>, Vec<crate::workload::collective::JobSpec>);
+
+fn traffic(base: &ScenarioFile, topology: &Topology, dir: &Path) -> Result<Traffic, FieldError> {
     let streams = RngStreams::new(base.seed);
     let mut flows = explicit_flows(&base.flow, topology)?;
+    let mut jobs = Vec::new();
     for (i, w) in base.workload.iter().enumerate() {
-        let more = w.generate(i, topology, &streams, dir)?;
+        let (more, job) = w.generate_with_job(i, topology, &streams, dir)?;
+        if let Some(mut job) = job {
+            job.offset(flows.len() as u32);
+            if jobs
+                .iter()
+                .any(|j: &crate::workload::collective::JobSpec| j.name == job.name)
+            {
+                return Err(FieldError::new(
+                    format!("workload[{i}].name"),
+                    format!("another collective is already named {:?}", job.name),
+                ));
+            }
+            jobs.push(job);
+        }
         crate::workload::append(&mut flows, more);
         if flows.len() > crate::workload::MAX_FLOWS {
             return Err(FieldError::new(
@@ -327,7 +346,7 @@ fn traffic(base: &ScenarioFile, topology: &Topology, dir: &Path) -> Result<Vec<F
             "the scenario has no traffic: add [[workload]] or [[flow]]",
         ));
     }
-    Ok(flows)
+    Ok((flows, jobs))
 }
 
 /// Deserialize, reporting an error as (dotted key path, message).

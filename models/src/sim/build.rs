@@ -35,9 +35,12 @@ impl<'a> Sim<'a> {
     /// Build the run of `variant` on `scenario`'s fabric and traffic.
     pub fn new(scenario: &Scenario, variant: &'a Variant) -> Self {
         let streams = RngStreams::new(scenario.seed);
-        let net = fabric(scenario, variant, &streams);
+        let mut net = fabric(scenario, variant, &streams);
         let mtu = variant.nic.mtu.0 as u32;
         let mut flows = flows(scenario, variant, &streams);
+        if scenario.flows.iter().any(|f| f.qp.is_some()) {
+            net.router.share_connections(connections(scenario));
+        }
         // The unloaded round trip of the longest path a flow takes: NSCC's scaling reference
         // (uet-htsim's network_rtt) and the base of the UET retransmission timeout.
         let path_rtt: Vec<Duration> = scenario
@@ -98,6 +101,7 @@ impl<'a> Sim<'a> {
             })
             .collect();
         Sim {
+            jobs: scenario.jobs.clone(),
             variant,
             switches: switches(&net, variant),
             rx: rx_buffers(&net, variant),
@@ -165,7 +169,12 @@ fn flows(scenario: &Scenario, variant: &Variant, streams: &RngStreams) -> Vec<Fl
             // The UDP source port carries the entropy; NICs keep it in the dynamic range
             // 49152-65535 (RFC 6335), so it never looks like a well-known service to a
             // dissector and 14 bits vary.
-            let entropy = 0xc000 | (streams.key("entropy", i as u64) as u16 & 0x3fff);
+            // Messages of one queue pair share its port (mlx5 derives it from the QP numbers).
+            let key = match s.qp {
+                Some(qp) => streams.key("qp", qp),
+                None => streams.key("entropy", i as u64),
+            };
+            let entropy = 0xc000 | (key as u16 & 0x3fff);
             let proto = if uet {
                 let packets = Flow::packets_for(s.size, mtu);
                 let ev = EvSelector::new(&variant.nic.lb, entropy);
@@ -174,6 +183,21 @@ fn flows(scenario: &Scenario, variant: &Variant, streams: &RngStreams) -> Vec<Fl
                 Proto::Roce(RoceQp::new(window))
             };
             Flow::new(s.clone(), mtu, entropy, proto)
+        })
+        .collect()
+}
+
+/// For each flow, the first flow of its queue pair (itself when it has a connection of its
+/// own): the flow whose addresses its packets' ECMP hash reads.
+fn connections(scenario: &Scenario) -> Vec<FlowId> {
+    let mut first = std::collections::HashMap::new();
+    scenario
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match f.qp {
+            Some(qp) => *first.entry(qp).or_insert(FlowId(i as u32)),
+            None => FlowId(i as u32),
         })
         .collect()
 }
@@ -190,7 +214,7 @@ fn first_events(scenario: &Scenario, flows: &mut [Flow]) -> (EventQueue<Event>, 
             dependents[d as usize].push(i as u32);
         }
         if need == 0 {
-            queue.push(f.spec.start, Event::FlowStart(FlowId(i as u32)));
+            queue.push(f.spec.start + f.spec.after, Event::FlowStart(FlowId(i as u32)));
         }
     }
     for (i, f) in scenario.faults.iter().enumerate() {

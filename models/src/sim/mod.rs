@@ -132,6 +132,8 @@ struct Timers {
 
 pub struct Sim<'a> {
     pub variant: &'a Variant,
+    /// The scenario's collective jobs (their flows by iteration), for the results.
+    pub jobs: Vec<crate::workload::collective::JobSpec>,
     pub net: Network,
     /// Every switch's buffer and decision logic, in switch order.
     pub switches: Vec<Switch>,
@@ -341,7 +343,7 @@ impl Sim<'_> {
             if flow.waiting > 0 {
                 flow.waiting -= 1;
                 if flow.waiting == 0 {
-                    let at = flow.spec.start.max(now);
+                    let at = flow.spec.start.max(now + flow.spec.after);
                     self.queue.push(at, Event::FlowStart(FlowId(d as u32)));
                 }
             }

@@ -1,9 +1,7 @@
 //! One generator per `[[workload]]` kind. Each turns its table into flows before the run,
 //! drawing from the workload's own seeded stream, and refuses counts it cannot hold.
 
-use super::{
-    Deps, FlowSpec, HostRef, MAX_FLOWS, WorkloadConfig, cdf, check_prio, check_size, collective, htsim,
-};
+use super::{FlowSpec, HostRef, MAX_FLOWS, WorkloadConfig, cdf, check_prio, check_size, collective, htsim};
 use crate::error::FieldError;
 use crate::ids::HostId;
 use crate::topology::Topology;
@@ -12,6 +10,9 @@ use rand::seq::SliceRandom;
 use rand_distr::{Distribution, Exp};
 use sim_core::{Duration, RngStreams, SimRng, Time};
 use std::path::Path;
+
+/// A generator's flows, and the job when it is a collective.
+pub type Generated = (Vec<FlowSpec>, Option<collective::JobSpec>);
 
 /// What every generator knows: its position in `[[workload]]`, the fabric, its stream.
 struct Gen<'a> {
@@ -58,14 +59,7 @@ impl Gen<'_> {
 }
 
 fn flow(src: HostId, dst: HostId, size: u64, start: Duration, prio: u8) -> FlowSpec {
-    FlowSpec {
-        src,
-        dst,
-        size,
-        start: Time::ZERO + start,
-        prio,
-        deps: Deps::None,
-    }
+    FlowSpec::new(src, dst, size, Time::ZERO + start, prio)
 }
 
 impl WorkloadConfig {
@@ -78,6 +72,18 @@ impl WorkloadConfig {
         streams: &RngStreams,
         dir: &Path,
     ) -> Result<Vec<FlowSpec>, FieldError> {
+        self.generate_with_job(index, topo, streams, dir).map(|g| g.0)
+    }
+
+    /// As [`generate`](Self::generate), with the job a collective reports (flow indices local
+    /// to the returned list).
+    pub fn generate_with_job(
+        &self,
+        index: usize,
+        topo: &Topology,
+        streams: &RngStreams,
+        dir: &Path,
+    ) -> Result<Generated, FieldError> {
         let mut g = Gen {
             index,
             topo,
@@ -133,14 +139,9 @@ impl WorkloadConfig {
                 poisson(&mut g, spec, sources.as_deref(), dst.as_ref(), *prio)
             }
             WorkloadConfig::Htsim { file, prio } => htsim_file(&g, file, dir, *prio),
-            WorkloadConfig::Collective {
-                op,
-                size,
-                hosts,
-                start,
-                prio,
-            } => ring_collective(&g, *op, *size, hosts.as_deref(), *start, *prio),
+            WorkloadConfig::Collective(c) => return collective(&g, c),
         }
+        .map(|flows| (flows, None))
     }
 }
 
@@ -362,14 +363,7 @@ fn poisson(
                 HostId(if d >= src.idx() { d + 1 } else { d } as u32)
             });
             let size = sizes.sample(&mut g.rng);
-            flows.push(FlowSpec {
-                src,
-                dst: d,
-                size,
-                start: Time(t as u64),
-                prio,
-                deps: Deps::None,
-            });
+            flows.push(FlowSpec::new(src, d, size, Time(t as u64), prio));
         }
     }
     Ok(flows)
@@ -387,38 +381,25 @@ fn htsim_file(g: &Gen, file: &str, dir: &Path, prio: u8) -> Result<Vec<FlowSpec>
     Ok(flows)
 }
 
-/// A ring collective over `hosts` (default: all, in order) on a message of `size` bytes.
-fn ring_collective(
-    g: &Gen,
-    op: collective::Collective,
-    size: sim_core::Bytes,
-    hosts: Option<&[HostRef]>,
-    start: Duration,
-    prio: u8,
-) -> Result<Vec<FlowSpec>, FieldError> {
-    let (size, prio) = g.size_and_prio(size, prio)?;
-    let ring: Vec<HostId> = match hosts {
-        Some(list) => g.host_list("hosts", list)?,
-        None => (0..g.hosts() as u32).map(HostId).collect(),
+/// A collective as NCCL runs it, and the job that reports it.
+fn collective(g: &Gen, c: &collective::CollectiveConfig) -> Result<Generated, FieldError> {
+    let (size, prio) = g.size_and_prio(c.size, c.prio)?;
+    let key = |f: &str| g.key(f);
+    let cx = collective::Ctx {
+        key: &key,
+        hosts: g.hosts(),
+        workload: g.index as u32,
     };
-    let mut seen = std::collections::HashSet::new();
-    if ring.len() < 2 || !ring.iter().all(|h| seen.insert(*h)) {
-        return Err(FieldError::new(
-            g.key("hosts"),
-            "a ring needs at least two distinct hosts",
-        ));
-    }
-    let r = ring.len() as f64;
-    // All-reduce is a reduce-scatter then an all-gather: twice the steps.
-    let steps = if op == collective::Collective::RingAllreduce {
-        2.0
-    } else {
-        1.0
-    };
+    let plan = c.plan(&cx, size, prio)?;
     g.at_most(
-        "hosts",
-        steps * r * (r - 1.0),
-        format!("a ring of {} hosts", ring.len()),
+        "size",
+        collective::message_count(&plan),
+        format!("{} of {size} B", plan.op.name()),
     )?;
-    Ok(collective::ring(op, &ring, size, Time::ZERO + start, prio))
+    let name = c
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("{}-{}", plan.op.name(), g.index));
+    let (flows, job) = collective::expand(&plan, name);
+    Ok((flows, Some(job)))
 }

@@ -146,14 +146,7 @@ impl Matrix {
         if rest.len() % 2 != 0 {
             return Err("expected `key value` pairs after src->dst".into());
         }
-        let mut spec = FlowSpec {
-            src: HostId(src as u32),
-            dst: HostId(dst as u32),
-            size: 0,
-            start: Time::ZERO,
-            prio,
-            deps: Deps::None,
-        };
+        let mut spec = FlowSpec::new(HostId(src as u32), HostId(dst as u32), 0, Time::ZERO, prio);
         let mut wait = None;
         for kv in rest.chunks(2) {
             let num = |v: &str| {

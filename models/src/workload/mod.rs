@@ -31,6 +31,28 @@ pub struct FlowSpec {
     pub prio: u8,
     /// Flows (by index in the scenario) whose completion at their receiver this one waits for.
     pub deps: Deps,
+    /// Delay after `start` (no dependencies) or after the dependencies are met: a
+    /// collective's protocol latency or a training step's compute.
+    pub after: Duration,
+    /// The queue pair (connection) the message travels on, when several messages share one:
+    /// they share its UDP source port and so its ECMP path. None: a connection of its own.
+    pub qp: Option<u64>,
+}
+
+impl FlowSpec {
+    /// A message of its own connection, starting at `start`.
+    pub fn new(src: HostId, dst: HostId, size: u64, start: Time, prio: u8) -> FlowSpec {
+        FlowSpec {
+            src,
+            dst,
+            size,
+            start,
+            prio,
+            deps: Deps::None,
+            after: Duration::ZERO,
+            qp: None,
+        }
+    }
 }
 
 /// What a flow waits for before it starts.
@@ -214,17 +236,9 @@ pub enum WorkloadConfig {
         #[serde(default = "default_prio")]
         prio: u8,
     },
-    /// A ring collective over `hosts` (default: all, in order) on a message of `size` bytes.
-    Collective {
-        op: collective::Collective,
-        size: Bytes,
-        #[serde(default)]
-        hosts: Option<Vec<HostRef>>,
-        #[serde(default)]
-        start: Duration,
-        #[serde(default = "default_prio")]
-        prio: u8,
-    },
+    /// A collective over `hosts` (default: all, in order) as NCCL runs it
+    /// (`collective/mod.rs`), optionally repeated as training iterations.
+    Collective(Box<collective::CollectiveConfig>),
 }
 
 fn one() -> u32 {
@@ -276,14 +290,13 @@ pub fn explicit_flows(flows: &[FlowConfig], topo: &Topology) -> Result<Vec<FlowS
                     format!("a flow to itself (h{})", src.0),
                 ));
             }
-            Ok(FlowSpec {
+            Ok(FlowSpec::new(
                 src,
                 dst,
-                size: check_size(f.size, &format!("flow[{i}].size"))?,
-                start: Time::ZERO + f.start,
-                prio: check_prio(f.prio, &format!("flow[{i}].prio"))?,
-                deps: Deps::None,
-            })
+                check_size(f.size, &format!("flow[{i}].size"))?,
+                Time::ZERO + f.start,
+                check_prio(f.prio, &format!("flow[{i}].prio"))?,
+            ))
         })
         .collect()
 }

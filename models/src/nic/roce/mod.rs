@@ -191,6 +191,8 @@ mod tests {
             start: Time::ZERO,
             prio: 3,
             deps: Deps::None,
+            after: sim_core::Duration::ZERO,
+            qp: None,
         };
         Flow::new(spec, 1000, 0xc001, Proto::Roce(RoceQp::new(None)))
     }

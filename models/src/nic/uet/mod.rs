@@ -378,6 +378,8 @@ mod tests {
             start: Time::ZERO,
             prio: 3,
             deps: Deps::None,
+            after: sim_core::Duration::ZERO,
+            qp: None,
         };
         let ev = EvSelector::new(&LbConfig::default(), 0xc000);
         let uet = crate::nic::flow::Uet::new(packets as u32, ev, 1);
