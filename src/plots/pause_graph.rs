@@ -71,12 +71,7 @@ pub fn pause_graph(path: &Path, run: &Run) -> Result<Outcome> {
     Ok(Outcome::Written)
 }
 
-fn draw(
-    cell: &super::Area,
-    run: &Run,
-    d: &VariantData,
-    paused: &Paused,
-) -> Result<()> {
+fn draw(cell: &super::Area, run: &Run, d: &VariantData, paused: &Paused) -> Result<()> {
     let t = &run.scenario.topology;
     let tier = tiers(t);
     // The nodes to draw: every switch, and hosts on a paused cable (all hosts if few).
