@@ -396,6 +396,9 @@ mod tests {
     #[test]
     fn a_quantum_is_512_bit_times() {
         assert_eq!(PfcConfig::pause_time(BitRate::gbps(100), 1), Duration(5_120));
+        // 512 bits at 200 and 400 Gb/s: 2.56 ns and 1.28 ns.
+        assert_eq!(PfcConfig::pause_time(BitRate::gbps(200), 1), Duration(2_560));
+        assert_eq!(PfcConfig::pause_time(BitRate::gbps(400), 1), Duration(1_280));
         assert_eq!(
             PfcConfig::pause_time(BitRate::gbps(100), 0xffff),
             Duration(5_120 * 0xffff)

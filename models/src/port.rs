@@ -264,6 +264,22 @@ mod tests {
     }
 
     #[test]
+    fn serialization_at_200g_and_400g_is_wire_bytes_over_the_rate() {
+        // (frame + 20 B) x 8 / rate, in ps: a 4158 B frame (4096 B RoCEv2 payload) and a
+        // 1086 B one (1024 B payload).
+        for (gbps, frame) in [(200u64, 4158u64), (400, 4158), (200, 1086), (400, 1086)] {
+            let mut port = Port::new(BitRate::gbps(gbps));
+            let ps = (frame + 20) * 8 * 1000 / gbps;
+            assert_eq!((frame + 20) * 8 * 1000 % gbps, 0, "exact at these rates");
+            assert_eq!(
+                port.begin_tx(pkt(0, 0, frame as u16)),
+                Duration(ps),
+                "{gbps}G {frame}B"
+            );
+        }
+    }
+
+    #[test]
     fn held_counts_control_queued_and_in_service_frames_once() {
         let (mut port, mut pool) = paused_on_3(0xffff);
         port.enqueue(&mut pool, pkt(1, 3, 1000));

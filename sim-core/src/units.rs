@@ -258,6 +258,9 @@ mod tests {
         assert_eq!(BitRate::parse("100Gbps").unwrap(), BitRate(100_000_000_000));
         assert_eq!(BitRate::parse("25Gb/s").unwrap(), BitRate::gbps(25));
         assert_eq!(BitRate::parse("2.5Gbps").unwrap(), BitRate(2_500_000_000));
+        assert_eq!(BitRate::parse("200Gbps").unwrap(), BitRate::gbps(200));
+        assert_eq!(BitRate::parse("400G").unwrap(), BitRate(400_000_000_000));
+        assert_eq!(BitRate::parse("0.4Tbps").unwrap(), BitRate::gbps(400));
         assert!(
             BitRate::parse("0Gbps")
                 .unwrap_err()
@@ -272,6 +275,8 @@ mod tests {
         // 1 byte = 8 bits; at 100 Gb/s one bit lasts 10 ps.
         assert_eq!(BitRate::gbps(100).tx_time(1), Duration(80));
         assert_eq!(BitRate::gbps(800).tx_time(1), Duration(10));
+        assert_eq!(BitRate::gbps(400).tx_time(1), Duration(20));
+        assert_eq!(BitRate::gbps(200).tx_time(4178), Duration(4178 * 40));
         assert_eq!(BitRate::gbps(25).tx_time(4178), Duration(4178 * 320));
         // 1 bit at 3 bit/s is 333333333333.33 ps: rounded up.
         assert_eq!(BitRate(3).tx_time(1), Duration(2_666_666_666_667));

@@ -13,6 +13,7 @@ mod dcqcn_fluid;
 mod faults;
 mod fuzz;
 mod golden;
+mod hardware;
 mod hostile;
 mod pfc;
 mod plots;

@@ -217,7 +217,13 @@ impl DcqcnConfig {
     /// Resolve against the preset (default: Connectx). `line_rate` scales the HPCC preset's
     /// AI/HAI and bounds the rates. Err((key, message)) names the offending key.
     pub fn resolve(&self, line_rate: BitRate) -> Result<DcqcnParams, KeyError> {
-        let preset = self.preset.unwrap_or(DcqcnPreset::Connectx);
+        self.resolve_with(DcqcnPreset::Connectx, line_rate)
+    }
+
+    /// As [`DcqcnConfig::resolve`], with `default` when no preset is written (the NIC
+    /// model's firmware defaults).
+    pub fn resolve_with(&self, default: DcqcnPreset, line_rate: BitRate) -> Result<DcqcnParams, KeyError> {
+        let preset = self.preset.unwrap_or(default);
         let f = preset.defaults(line_rate).overridden_by(self);
         let set = |r: BitRate| (r.0 > 0).then_some(r);
         let (max_rate, first_cnp) = (set(f.rpg_max_rate), set(f.rate_to_set_on_first_cnp));

@@ -8,6 +8,7 @@
 //!            timeout, and the receiver's RCCC credit pacer (pacer.rs)
 //!  lb.rs     which entropy (path) each packet carries: ECMP, oblivious spraying, REPS
 //!  rx.rs     the receive buffer of a host that drains slower than its link, with PFC
+//!  model.rs  named adapters (`nic.model`): fastest port, DCQCN preset, receive buffer
 //! ```
 //!
 //! Messages are cut into MTU-sized packets (RoCEv2: the path MTU counts payload only, 4096 B
@@ -17,6 +18,7 @@
 
 pub mod flow;
 pub mod lb;
+pub mod model;
 pub mod roce;
 pub mod rx;
 pub mod sched;
@@ -100,6 +102,10 @@ pub enum Transport {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NicConfig {
+    /// A named adapter (ConnectX-6 Dx, ConnectX-7): its fastest port bounds the host links,
+    /// and it supplies the DCQCN preset and receive buffer not written here.
+    #[serde(default)]
+    pub model: Option<model::NicModel>,
     /// RoCEv2 or UET.
     #[serde(default)]
     pub transport: Transport,
@@ -124,8 +130,9 @@ pub struct NicConfig {
     pub rx_rate: Option<BitRate>,
     /// The NIC's receive buffer per port, used when `rx_rate` is set. A lossless priority
     /// sends XOFF when the buffer's free space falls to the headroom the cable needs.
-    #[serde(default = "default_rx_buffer")]
-    pub rx_buffer: Bytes,
+    /// Default: the model's, else 256 KiB ([`NicConfig::rx_buffer`]).
+    #[serde(default)]
+    pub rx_buffer: Option<Bytes>,
     /// Entropy (path) selection per packet.
     #[serde(default)]
     pub lb: LbConfig,
@@ -172,12 +179,6 @@ fn default_control_prio() -> u8 {
     7
 }
 
-/// 256 KiB: the order of a ConnectX port's receive buffer (our estimate; mlx5 exposes it as
-/// the `buffer_size` of `mlnx_qos`).
-fn default_rx_buffer() -> Bytes {
-    Bytes(256 * 1024)
-}
-
 fn default_mtu() -> Bytes {
     Bytes(4096)
 }
@@ -192,13 +193,14 @@ fn default_timeout() -> u8 {
 impl Default for NicConfig {
     fn default() -> Self {
         NicConfig {
+            model: None,
             mtu: default_mtu(),
             ack_every: 1,
             cc: CcConfig::None,
             local_ack_timeout: default_timeout(),
             window: None,
             rx_rate: None,
-            rx_buffer: default_rx_buffer(),
+            rx_buffer: None,
             transport: Transport::Roce,
             lb: LbConfig::default(),
             ack_bytes: default_ack_bytes(),
@@ -241,10 +243,10 @@ impl NicConfig {
                 ),
             ));
         }
-        if self.rx_buffer.0 < 2 * 9216 {
+        if self.rx_buffer().0 < 2 * 9216 {
             return Err(FieldError::new(
                 "nic.rx_buffer",
-                format!("must hold at least two jumbo frames, got {}", self.rx_buffer),
+                format!("must hold at least two jumbo frames, got {}", self.rx_buffer()),
             ));
         }
         let uet = self.transport == Transport::Uet;
@@ -298,6 +300,22 @@ impl NicConfig {
             ));
         }
         Ok(())
+    }
+
+    /// The receive buffer per port: as written, else the model's, else 256 KiB (the order
+    /// of a ConnectX port's buffer, our estimate; mlx5 exposes it as the `buffer_size` of
+    /// `mlnx_qos`).
+    pub fn rx_buffer(&self) -> Bytes {
+        self.rx_buffer
+            .or(self.model.map(|m| m.profile().rx_buffer))
+            .unwrap_or(model::CONNECTX_RX_BUFFER)
+    }
+
+    /// The DCQCN preset a `cc = { kind = "dcqcn" }` without one uses: the model's, else
+    /// ConnectX firmware's.
+    pub fn dcqcn_preset(&self) -> crate::cc::dcqcn::DcqcnPreset {
+        self.model
+            .map_or(crate::cc::dcqcn::DcqcnPreset::Connectx, |m| m.profile().dcqcn)
     }
 
     /// Largest frame this NIC sends: a full-MTU data packet of its transport.

@@ -112,7 +112,7 @@ pub fn build(
                 )
             };
             let xon_offset = pfc.xon_offset.map_or(mlx5_xon_offset(max_frame), |b| b.0);
-            let b = RxSpec::new(rate, nic.rx_buffer.0, headroom, xon_offset).map_err(|e| {
+            let b = RxSpec::new(rate, nic.rx_buffer().0, headroom, xon_offset).map_err(|e| {
                 crate::error::FieldError::new("nic.rx_buffer", format!("{}: {e}", t.node_name(h)))
             })?;
             bufs.push(b);

@@ -49,11 +49,14 @@ pub fn resolve(
     pfc: &PfcConfig,
     topo: &Topology,
 ) -> Result<Resolved, FieldError> {
+    if let Some(m) = nic.model {
+        m.check_rates(topo)?;
+    }
     let hosts = (0..topo.hosts.len() as u32).map(HostId);
     let dcqcn = match &nic.cc {
         CcConfig::Dcqcn(c) => hosts
             .map(|h| {
-                c.resolve(topo.host_rate(h))
+                c.resolve_with(nic.dcqcn_preset(), topo.host_rate(h))
                     .map(Some)
                     .map_err(|(k, m)| FieldError::new(format!("nic.cc.{k}"), m))
             })

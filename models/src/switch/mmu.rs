@@ -13,7 +13,12 @@
 //! 4. else it is dropped: lossy above its threshold, lossless beyond its headroom.
 //!
 //! With S congested queues and B free cells, each settles at alpha B / (1 + alpha S).
-//! Slices (Tomahawk) are independent pools; a frame is charged to its egress port's slice.
+//! Slices (Tomahawk's four XPEs, the two ITMs of Tomahawk 4 and 5) are independent pools, the
+//! ports divided evenly among them. A lossless PG's cells are charged to its ingress port's
+//! slice, a lossy queue's to its egress port's. Tomahawk 4 and 5 store a frame in its ingress
+//! port's ITM (our reading of Broadcom's SDK: THDI accounting per ITM keyed by ingress port,
+//! an egress queue's use summed over both ITMs), so charging lossy cells by egress port is
+//! an approximation there.
 
 use crate::drop::DropReason;
 use crate::packet::Charge;

@@ -353,3 +353,118 @@ fn a_paused_pg_resumes_when_its_occupancy_falls_below_xon_whatever_order_its_fra
     assert!(b.sw.may_resume(in_port, 3) && b.sw.mmu.is_empty());
     assert_eq!(b.ports().len(), 4);
 }
+
+/// The switch's local port index of the port cabled to host `h`.
+fn local(b: &Bench, h: u32) -> usize {
+    b.port_to(h).idx() - b.net.node_ports[b.sw.node.idx()].start as usize
+}
+
+const NEW_GENERATION: [asic::Asic; 4] = [
+    asic::Asic::Spectrum3,
+    asic::Asic::Spectrum4,
+    asic::Asic::Tomahawk4,
+    asic::Asic::Tomahawk5,
+];
+
+#[test]
+fn the_400g_generation_profiles_are_their_sources_numbers() {
+    use asic::Asic;
+    let p = |a: Asic| {
+        let p = a.profile();
+        let alphas = (p.pg_alpha_log2, p.queue_alpha_log2);
+        (
+            p.buffer,
+            p.cell,
+            p.slices,
+            alphas,
+            p.ports,
+            p.xon_offset,
+            p.headroom,
+        )
+    };
+    // SONiC: Mellanox cells 144 B and 192 B, lossless dynamic_th 0, q_lossy_profile 3.
+    assert_eq!(p(Asic::Spectrum3), (64_000_000, 144, 1, (0, 3), 128, 0, None));
+    assert_eq!(p(Asic::Spectrum4), (160_000_000, 192, 1, (0, 3), 256, 0, None));
+    // SDKLT: 2 ITMs x 231,446 cells x 254 B; Dell Z9664F: lossy 2, xon_offset 9144 B.
+    let th4 = (2 * 231_446 * 254, 254, 2, (0, 2), 256, 9144, None);
+    assert_eq!(p(Asic::Tomahawk4), th4);
+    // Arista 7060X6: 2 ITMs x 329,816 cells x 254 B; lossy 0, xon_offset 3556 B.
+    let th5 = (2 * 329_816 * 254, 254, 2, (0, 0), 512, 3556, None);
+    assert_eq!(p(Asic::Tomahawk5), th5);
+    for (name, a) in [
+        ("spectrum3", Asic::Spectrum3),
+        ("spectrum4", Asic::Spectrum4),
+        ("tomahawk4", Asic::Tomahawk4),
+        ("tomahawk5", Asic::Tomahawk5),
+    ] {
+        let c: SwitchConfig = toml::from_str(&format!("asic = \"{name}\"")).unwrap();
+        assert_eq!(c.asic, a, "{name}");
+    }
+}
+
+#[test]
+fn each_slice_holds_its_share_of_the_buffer_less_the_headroom_of_its_ports() {
+    // With PFC on one priority, slice s holds cells(B) / slices cells less the headroom
+    // cells of the ports in it (4 / slices of the star's four), the headroom being what the
+    // 100G, 10 ns cable can deliver after XOFF.
+    let pfc = PfcConfig {
+        priorities: vec![3],
+        ..PfcConfig::default()
+    };
+    let link = &Topology::test_star(4).links[0];
+    for a in NEW_GENERATION {
+        let p = a.profile();
+        let b = bench(
+            SwitchConfig {
+                asic: a,
+                ..SwitchConfig::default()
+            },
+            pfc.clone(),
+        );
+        let cell = p.cell as u64;
+        let frame = roce_data_frame(MTU);
+        let headroom =
+            PfcConfig::headroom_needed(link.rate, link.delay, frame, pfc.response_time(link.rate), p.cell);
+        let per_slice = p.buffer.div_ceil(cell) / p.slices as u64;
+        let shared = per_slice - (4 / p.slices as u64) * headroom.div_ceil(cell);
+        for h in 0..4 {
+            assert_eq!(b.sw.mmu.shared_bytes(local(&b, h)), shared * cell, "{a:?} h{h}");
+        }
+    }
+}
+
+#[test]
+fn a_lossy_queue_of_each_new_profile_settles_at_its_alpha_share_of_its_slice() {
+    // alpha = 2^queue_alpha_log2; the queue to h0 is admitted while its cells are under
+    // alpha x free cells of its slice: ceil(alpha S / ((1 + alpha) c)) frames of c cells.
+    // The other slice (h2's egress, on a two-ITM chip) is untouched.
+    let buffer = 400_000u64;
+    for a in NEW_GENERATION {
+        let p = a.profile();
+        let cfg = SwitchConfig {
+            asic: a,
+            buffer: Some(Bytes(buffer)),
+            ..SwitchConfig::default()
+        };
+        let mut b = bench(cfg, PfcConfig::default());
+        let cell = p.cell as u64;
+        let slice = (buffer.div_ceil(cell) / p.slices as u64) as f64;
+        let alpha = 2f64.powi(p.queue_alpha_log2 as i32);
+        let c = (roce_data_frame(MTU) as u64).div_ceil(cell);
+        let expected = (alpha * slice / (1.0 + alpha) / c as f64).ceil() as u64;
+        let mut admitted = 0;
+        while let Verdict::Queued { .. } = b.receive(1, &mut roce(0, 0, MTU)).verdict {
+            admitted += 1;
+        }
+        assert_eq!(admitted, expected, "{a:?}");
+        let used = admitted * c * cell;
+        assert_eq!(
+            b.sw.mmu.free_bytes(local(&b, 0)),
+            slice as u64 * cell - used,
+            "{a:?}"
+        );
+        if p.slices == 2 {
+            assert_eq!(b.sw.mmu.free_bytes(local(&b, 2)), slice as u64 * cell, "{a:?}");
+        }
+    }
+}
