@@ -296,19 +296,26 @@ fn print_jobs(reports: &[VariantReport]) {
     }
 }
 
-/// Bytes in the largest binary unit that keeps a whole part: "8 B", "64 KiB", "1 GiB".
+/// Bytes as the user likely wrote them: "8 B", "64 KiB", "1 GiB" when a power of 1024
+/// divides them, else "64 MB" in decimal units.
 fn human_bytes(b: u64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < units.len() {
-        v /= 1024.0;
-        u += 1;
-    }
+    let scaled = |base: f64, units: [&'static str; 5]| {
+        let (mut v, mut u) = (b as f64, 0);
+        while v >= base && u + 1 < units.len() {
+            v /= base;
+            u += 1;
+        }
+        (v, units[u])
+    };
+    let (v, unit) = scaled(1024.0, ["B", "KiB", "MiB", "GiB", "TiB"]);
     if v.fract() == 0.0 {
-        format!("{v:.0} {}", units[u])
+        return format!("{v:.0} {unit}");
+    }
+    let (v, unit) = scaled(1000.0, ["B", "KB", "MB", "GB", "TB"]);
+    if v.fract() == 0.0 {
+        format!("{v:.0} {unit}")
     } else {
-        format!("{v:.1} {}", units[u])
+        format!("{v:.1} {unit}")
     }
 }
 
