@@ -51,6 +51,14 @@ impl Telemetry {
             .collect();
         let frames = models::pcap::FrameContext {
             transport: sim.variant.nic.transport,
+            per_flow: match sim.variant.nic.mixed() {
+                true => sim
+                    .flows
+                    .iter()
+                    .map(|f| sim.variant.nic.transport_of(f.spec.prio))
+                    .collect(),
+                false => Vec::new(),
+            },
             // Tag frames whenever priorities matter: PFC, or classes other than 0 in use.
             vlan: !sim.variant.pfc.priorities.is_empty()
                 || sim.variant.nic.control_prio != 0

@@ -67,7 +67,7 @@ pub fn estimate(s: &Scenario, v: &Variant) -> Vec<Need> {
                     + 2 * CSV_ROW as usize) as u64,
         },
     ];
-    if v.nic.transport == crate::nic::Transport::Uet {
+    if v.nic.uses(crate::nic::Transport::Uet) {
         needs.push(Need {
             what: "UET per-packet state".into(),
             key: "run.max_flow_state".into(),

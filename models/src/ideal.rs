@@ -82,12 +82,17 @@ pub struct FlowBounds {
 
 /// Bounds for every flow, in `transport`'s framing. Faults only remove or slow cables, so
 /// paths on the healthy fabric are the shortest and fastest any flow can take.
-pub fn bounds(net: &Network, flows: &[FlowSpec], mtu: u32, transport: Transport) -> Vec<FlowBounds> {
+pub fn bounds(
+    net: &Network,
+    flows: &[FlowSpec],
+    mtu: u32,
+    transport: impl Fn(u8) -> Transport,
+) -> Vec<FlowBounds> {
     let fastest = net.ports.iter().map(|p| p.rate).max().unwrap_or(BitRate(1));
-    let frame = data_frame(transport);
     flows
         .iter()
         .map(|f| {
+            let frame = data_frame(transport(f.prio));
             let hops = path(net, f);
             FlowBounds {
                 ideal: ideal_fct(f, mtu, frame, &hops),
@@ -271,7 +276,7 @@ mod tests {
         // All 100 frames at 100G, then the last one over 3 more hops at the fastest (100G),
         // and 4 cables of 100 ns.
         let expected = c.tx_time(100 * w).0 + 3 * c.tx_time(w).0 + 4 * d;
-        let b = bounds(&net, &[f], 4096, Transport::Roce)[0];
+        let b = bounds(&net, &[f], 4096, |_| Transport::Roce)[0];
         assert_eq!(b.floor, Duration(expected));
         assert!(b.floor < b.ideal);
     }

@@ -31,6 +31,8 @@ use crate::packet::{Kind, Packet, flags};
 #[derive(Debug, Clone)]
 pub struct FrameContext {
     pub transport: Transport,
+    /// Each flow's transport when a second class mixes them (empty: all `transport`).
+    pub per_flow: Vec<Transport>,
     /// 802.1Q-tag data frames (priorities in use).
     pub vlan: bool,
     /// DSCP of CNPs (DCQCN `cnp_dscp`).
@@ -106,7 +108,12 @@ pub fn encode(ctx: &FrameContext, pkt: &Packet, sender_port: u32, out: &mut Vec<
     let ip_at = out.len();
     // The L4 body, then the headers in front of it.
     let mut body = Vec::with_capacity(64);
-    let port = match ctx.transport {
+    let transport = ctx
+        .per_flow
+        .get(pkt.flow.0 as usize)
+        .copied()
+        .unwrap_or(ctx.transport);
+    let port = match transport {
         Transport::Roce => {
             roce(pkt, &mut body);
             ROCE_PORT
@@ -365,6 +372,7 @@ mod tests {
     fn ctx(t: Transport, vlan: bool) -> FrameContext {
         FrameContext {
             transport: t,
+            per_flow: Vec::new(),
             vlan,
             cnp_dscp: 48,
             endpoints: vec![(HostId(1), HostId(2))],

@@ -75,6 +75,8 @@ pub struct Port {
     pub counters: PortCounters,
     /// Priorities this port's ingress has asked the peer to pause.
     pub xoff: XoffState,
+    /// DWRR between priorities (a switch's `switch.scheduler`); None: strict priority.
+    dwrr: Option<Box<crate::switch::scheduler::Dwrr>>,
 }
 
 impl Port {
@@ -90,6 +92,7 @@ impl Port {
             pause: PauseState::default(),
             xoff: XoffState::default(),
             counters: PortCounters::default(),
+            dwrr: None,
         }
     }
 
@@ -122,6 +125,11 @@ impl Port {
         pool.push(&mut q.frames, Time::ZERO, p);
     }
 
+    /// Schedule the priorities by these DWRR weights (0: strict, served first).
+    pub fn set_dwrr(&mut self, weights: [u32; PRIORITIES]) {
+        self.dwrr = Some(Box::new(crate::switch::scheduler::Dwrr::new(weights)));
+    }
+
     /// Queue a MAC control frame (PFC) ahead of all data.
     pub fn enqueue_control(&mut self, pool: &mut PacketPool, p: Packet) {
         self.occupancy += p.frame as u64;
@@ -138,7 +146,17 @@ impl Port {
         if self.nonempty.is_empty() {
             return None;
         }
-        let prio = (self.nonempty & !self.pause.mask(now)).highest()?;
+        let ready = self.nonempty & !self.pause.mask(now);
+        let prio = match &mut self.dwrr {
+            None => ready.highest()?,
+            Some(d) => {
+                let (queues, pool) = (&self.queues, &*pool);
+                d.pick(ready, |p| {
+                    pool.front(&queues[p as usize].frames)
+                        .map_or(0, |(_, f)| f.frame as u64)
+                })?
+            }
+        };
         let q = &mut self.queues[prio as usize];
         let (_, p) = pool.pop(&mut q.frames).expect("non-empty bit set");
         q.bytes -= p.frame as u64;

@@ -15,6 +15,7 @@ mod fuzz;
 mod golden;
 mod hardware;
 mod hostile;
+mod mixed;
 mod pfc;
 mod plots;
 mod queueing;

@@ -16,6 +16,7 @@
 //! window and RCCC's credit allow. A transport's handlers act on the [`flow::Flow`] and
 //! return what to send; the simulation (`crate::sim`) puts it on the wire.
 
+pub mod class;
 pub mod flow;
 pub mod lb;
 pub mod model;
@@ -118,6 +119,10 @@ pub struct NicConfig {
     /// Congestion control.
     #[serde(default)]
     pub cc: CcConfig,
+    /// A second traffic class with the other transport (`class.rs`): its flows' priority,
+    /// transport, congestion control and load balancing.
+    #[serde(default)]
+    pub class: Option<class::ClassConfig>,
     /// Retransmission timeout exponent: 4.096 us x 2^n (the verbs QP attribute `timeout`).
     #[serde(default = "default_timeout")]
     pub local_ack_timeout: u8,
@@ -197,6 +202,7 @@ impl Default for NicConfig {
             mtu: default_mtu(),
             ack_every: 1,
             cc: CcConfig::None,
+            class: None,
             local_ack_timeout: default_timeout(),
             window: None,
             rx_rate: None,
@@ -293,6 +299,7 @@ impl NicConfig {
         if self.rto_retries == 0 {
             return Err(FieldError::new("nic.rto_retries", "must be at least 1"));
         }
+        self.validate_class()?;
         if self.control_prio > 7 {
             return Err(FieldError::new(
                 "nic.control_prio",
@@ -318,12 +325,17 @@ impl NicConfig {
             .map_or(crate::cc::dcqcn::DcqcnPreset::Connectx, |m| m.profile().dcqcn)
     }
 
-    /// Largest frame this NIC sends: a full-MTU data packet of its transport.
+    /// Largest frame this NIC sends: a full-MTU data packet of its transport (of either,
+    /// with a second class).
     pub fn max_frame(&self) -> u32 {
-        match self.transport {
-            Transport::Roce => crate::packet::roce_data_frame(self.mtu.0 as u32),
-            Transport::Uet => crate::packet::uet_data_frame(self.mtu.0 as u32),
-        }
+        let mtu = self.mtu.0 as u32;
+        let roce = self
+            .uses(Transport::Roce)
+            .then(|| crate::packet::roce_data_frame(mtu));
+        let uet = self
+            .uses(Transport::Uet)
+            .then(|| crate::packet::uet_data_frame(mtu));
+        roce.max(uet).unwrap_or(0)
     }
 
     /// The retransmission timeout: 4.096 us x 2^local_ack_timeout (IBA 9.7.6.1.3).

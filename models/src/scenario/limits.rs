@@ -100,7 +100,7 @@ fn default_log() -> usize {
 /// UET keeps state per packet of every flow: refuse what would not fit in memory up front,
 /// rather than abort mid-run.
 pub(super) fn check_state(flows: &[FlowSpec], v: &Variant) -> Result<(), FieldError> {
-    if v.nic.transport != crate::nic::Transport::Uet {
+    if !v.nic.uses(crate::nic::Transport::Uet) {
         return Ok(());
     }
     let mtu = v.nic.mtu.0;

@@ -53,7 +53,7 @@ pub fn resolve(
         m.check_rates(topo)?;
     }
     let hosts = (0..topo.hosts.len() as u32).map(HostId);
-    let dcqcn = match &nic.cc {
+    let dcqcn = match nic.cc_for(crate::nic::Transport::Roce) {
         CcConfig::Dcqcn(c) => hosts
             .map(|h| {
                 c.resolve_with(nic.dcqcn_preset(), topo.host_rate(h))

@@ -38,6 +38,12 @@ impl<'a> Sim<'a> {
         let mut net = fabric(scenario, variant, &streams);
         let mtu = variant.nic.mtu.0 as u32;
         let mut flows = flows(scenario, variant, &streams);
+        if let Ok(Some(w)) = variant.switch.scheduler.weights() {
+            let ports: Vec<PortId> = net.switch_node.iter().flat_map(|&n| net.ports_of(n)).collect();
+            for p in ports {
+                net.ports[p.idx()].set_dwrr(w);
+            }
+        }
         if scenario.flows.iter().any(|f| f.qp.is_some()) {
             net.router.share_connections(connections(scenario));
         }
@@ -49,7 +55,7 @@ impl<'a> Sim<'a> {
             .map(|f| base_rtt(&ideal::path(&net, f), variant.max_frame()))
             .collect();
         let network_rtt = path_rtt.iter().copied().max().unwrap_or(Duration::from_us(1));
-        let bounds = ideal::bounds(&net, &scenario.flows, mtu, variant.nic.transport);
+        let bounds = ideal::bounds(&net, &scenario.flows, mtu, |prio| variant.nic.transport_of(prio));
         let hosts = net.host_node.len();
         let host_rate = |h: usize| scenario.topology.host_rate(HostId(h as u32));
         let trimming = variant.switch.trim.is_some();
@@ -57,7 +63,7 @@ impl<'a> Sim<'a> {
             .map(|h| {
                 variant
                     .nic
-                    .cc
+                    .cc_for(Transport::Uet)
                     .nscc()
                     .map(|c| NsccParams::new(c, host_rate(h), network_rtt, mtu, trimming))
             })
@@ -65,11 +71,11 @@ impl<'a> Sim<'a> {
         let uet_maxwnd = (0..hosts)
             .map(|h| (1.5 * host_rate(h).bytes_in(network_rtt) as f64) as u64)
             .collect();
-        let rto = match variant.nic.transport {
-            Transport::Roce => variant.nic.rto(),
-            Transport::Uet => variant.nic.rto.unwrap_or(Duration::from_us(15) + network_rtt * 6),
-        };
+        // RoCEv2's timeout is the QP's; UET's defaults to its base RTO plus six round trips.
+        let rto_roce = variant.nic.rto();
+        let rto = variant.nic.rto.unwrap_or(Duration::from_us(15) + network_rtt * 6);
         let timers = super::Timers {
+            rto_roce,
             rto,
             rto_max: variant.nic.rto_max,
             rto_retries: variant.nic.rto_retries,
@@ -160,7 +166,7 @@ fn fabric(scenario: &Scenario, variant: &Variant, streams: &RngStreams) -> Netwo
 fn flows(scenario: &Scenario, variant: &Variant, streams: &RngStreams) -> Vec<Flow> {
     let mtu = variant.nic.mtu.0 as u32;
     let window = variant.nic.window.map(|w| w.0);
-    let uet = variant.nic.transport == Transport::Uet;
+
     scenario
         .flows
         .iter()
@@ -175,9 +181,9 @@ fn flows(scenario: &Scenario, variant: &Variant, streams: &RngStreams) -> Vec<Fl
                 None => streams.key("entropy", i as u64),
             };
             let entropy = 0xc000 | (key as u16 & 0x3fff);
-            let proto = if uet {
+            let proto = if variant.nic.transport_of(s.prio) == Transport::Uet {
                 let packets = Flow::packets_for(s.size, mtu);
-                let ev = EvSelector::new(&variant.nic.lb, entropy);
+                let ev = EvSelector::new(variant.nic.lb_of(s.prio), entropy);
                 Proto::Uet(Box::new(Uet::new(packets, ev, streams.key("ev", i as u64))))
             } else {
                 Proto::Roce(RoceQp::new(window))
@@ -260,11 +266,14 @@ fn rx_buffers(net: &Network, variant: &Variant) -> Vec<Option<Box<crate::nic::rx
 
 /// What a flow's control series shows in this variant.
 fn control_kind(v: &Variant) -> crate::telemetry::Control {
+    use crate::nic::Transport;
     use crate::telemetry::Control;
-    let dcqcn = matches!(v.nic.cc, crate::nic::CcConfig::Dcqcn(_));
-    match (v.nic.transport, v.nic.cc.nscc().is_some(), dcqcn) {
-        (crate::nic::Transport::Uet, true, _) => Control::Window,
-        (crate::nic::Transport::Roce, _, true) => Control::Rate,
+    let dcqcn = matches!(v.nic.cc_for(Transport::Roce), crate::nic::CcConfig::Dcqcn(_));
+    let nscc = v.nic.cc_for(Transport::Uet).nscc().is_some();
+    // With both transports the main one's control is drawn (the other's flows show 0).
+    match (v.nic.transport, nscc, dcqcn) {
+        (Transport::Uet, true, _) => Control::Window,
+        (Transport::Roce, _, true) => Control::Rate,
         _ => Control::None,
     }
 }

@@ -31,7 +31,12 @@ impl Sim<'_> {
                 now,
             ),
             Proto::Uet(_) => {
-                let rccc = self.variant.nic.cc.rccc().map(|_| self.uet_maxwnd[src.idx()]);
+                let rccc = self
+                    .variant
+                    .nic
+                    .cc_for(crate::nic::Transport::Uet)
+                    .rccc()
+                    .map(|_| self.uet_maxwnd[src.idx()]);
                 let path_rtt = self.path_rtt[f.idx()];
                 uet::on_start(flow, self.nscc[src.idx()].as_ref(), path_rtt, rccc, now);
             }
@@ -97,7 +102,11 @@ impl Sim<'_> {
                 }
             }
             if !flow.rto_pending {
-                let rto = flow.rto(self.timers.rto, self.timers.rto_max);
+                let base = match flow.proto {
+                    Proto::Roce(_) => self.timers.rto_roce,
+                    Proto::Uet(_) => self.timers.rto,
+                };
+                let rto = flow.rto(base, self.timers.rto_max);
                 flow.rto_pending = true;
                 flow.rto_deadline = now + rto;
                 self.schedule(now + rto, Event::Rto(f));

@@ -123,6 +123,9 @@ pub struct Totals {
 /// A run's transport timer settings, resolved when it is built.
 #[derive(Debug, Clone, Copy)]
 struct Timers {
+    /// RoCEv2's retransmission timeout (the QP's `timeout` attribute).
+    rto_roce: Duration,
+    /// UET's retransmission timeout.
     rto: Duration,
     rto_max: Duration,
     rto_retries: u32,

@@ -35,7 +35,7 @@ impl Sim<'_> {
             &mut self.host_counters[h.idx()],
             self.now,
             pkt,
-            self.timers.rto,
+            self.timers.rto_roce,
         );
         self.activate(pkt.flow);
     }
@@ -93,7 +93,11 @@ impl Sim<'_> {
     /// UET receiver: a data packet (or a trimmed header) arrived at `h`.
     pub(super) fn on_uet_data(&mut self, h: HostId, pkt: Packet) {
         let nic = &self.variant.nic;
-        let (ack_bytes, prio, rccc) = (nic.ack_bytes.0, nic.control_prio, nic.cc.rccc().is_some());
+        let (ack_bytes, prio, rccc) = (
+            nic.ack_bytes.0,
+            nic.control_prio,
+            nic.cc_for(crate::nic::Transport::Uet).rccc().is_some(),
+        );
         let flow = &mut self.flows[pkt.flow.idx()];
         let c = &mut self.host_counters[h.idx()];
         let out = uet::on_data(flow, rccc, c, self.now, &pkt, ack_bytes, prio);
@@ -168,7 +172,7 @@ impl Sim<'_> {
 
     /// The pacer of receiver `h` may grant again: serve the next flow that wants credit.
     pub(super) fn on_credit_tick(&mut self, h: HostId) {
-        let Some(cfg) = self.variant.nic.cc.rccc() else {
+        let Some(cfg) = self.variant.nic.cc_for(crate::nic::Transport::Uet).rccc() else {
             return;
         };
         let per_pull = cfg

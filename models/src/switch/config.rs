@@ -55,6 +55,9 @@ pub struct SwitchConfig {
     /// frame it receives.
     #[serde(default)]
     pub latency: sim_core::Duration,
+    /// Transmission selection between priorities: strict, or DWRR weights (`scheduler.rs`).
+    #[serde(default)]
+    pub scheduler: super::scheduler::SchedulerConfig,
     /// Time for routing to converge after a cable fails or is repaired.
     #[serde(default = "default_failover")]
     pub failover: sim_core::Duration,
@@ -81,6 +84,7 @@ impl Default for SwitchConfig {
             routing: Routing::default(),
             ports: None,
             latency: sim_core::Duration::ZERO,
+            scheduler: Default::default(),
             failover: default_failover(),
         }
     }
@@ -102,6 +106,7 @@ pub const MAX_PORTS: u32 = 65_536;
 
 impl SwitchConfig {
     pub fn validate(&self) -> Result<(), FieldError> {
+        self.scheduler.weights()?;
         let p = self.asic.profile();
         if self.buffer.is_some_and(|b| b.0 < 4096) {
             return Err(FieldError::new("switch.buffer", "must be at least 4KiB"));

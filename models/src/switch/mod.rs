@@ -22,6 +22,7 @@ pub mod buffers;
 pub mod config;
 pub mod ecn;
 pub mod mmu;
+pub mod scheduler;
 pub mod trim;
 
 pub use buffers::{SwitchBuffers, SwitchLayout, build_buffers};
