@@ -73,10 +73,11 @@ impl Sampler {
     /// `with_pg`: also sample the ingress priority groups (the variant runs PFC).
     pub fn new(cfg: &TelemetryConfig, ports: Vec<PortId>, with_pg: bool) -> Self {
         let n = ports.len();
+        let cap = cfg.max_samples.max(4);
         let per_port = |on: bool| if on { vec![Vec::new(); n] } else { Vec::new() };
         Sampler {
             interval: cfg.sample_interval,
-            cap: cfg.max_samples.max(4),
+            cap,
             times: Vec::new(),
             totals: Vec::new(),
             ports,
@@ -121,24 +122,29 @@ impl Sampler {
     /// Keep every other sample and double the interval. Instantaneous series keep the kept
     /// samples' values; utilisation averages the two intervals a kept sample now covers.
     fn decimate(&mut self) {
+        // In place, keeping each series' reserved capacity.
         fn halve<T: Copy>(v: &mut Vec<T>) {
-            let kept: Vec<T> = v.iter().step_by(2).copied().collect();
-            *v = kept;
+            let n = v.len().div_ceil(2);
+            for i in 0..n {
+                v[i] = v[2 * i];
+            }
+            v.truncate(n);
         }
         halve(&mut self.times);
         halve(&mut self.totals);
         for q in self.queues.iter_mut().chain(&mut self.pg).chain(&mut self.xoff) {
             halve(q);
         }
+        // Utilisation is a rate over the interval ending at each sample: a kept sample now
+        // ends a doubled interval, the mean of its own and the one before it.
         for u in &mut self.util {
-            let merged: Vec<u16> = (0..u.len())
-                .step_by(2)
-                .map(|k| {
-                    let before = if k == 0 { u[0] } else { u[k - 1] };
-                    ((before as u32 + u[k] as u32) / 2) as u16
-                })
-                .collect();
-            *u = merged;
+            let n = u.len().div_ceil(2);
+            for j in 0..n {
+                let k = 2 * j;
+                let before = if k == 0 { u[0] } else { u[k - 1] };
+                u[j] = ((before as u32 + u[k] as u32) / 2) as u16;
+            }
+            u.truncate(n);
         }
         self.interval = self.interval * 2;
     }
