@@ -11,6 +11,13 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))
 }
 
+/// A file to stream into (a large CSV), buffered: what `write` is for bytes built in memory.
+pub fn create(path: &Path) -> Result<std::io::BufWriter<std::fs::File>> {
+    fault_point();
+    let f = std::fs::File::create(path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(std::io::BufWriter::with_capacity(1 << 16, f))
+}
+
 /// Crash testing: with `SIM_TEST_KILL_AT=N` in the environment, the process kills itself
 /// (SIGKILL, no clean-up) at the N-th step of writing results (each file, and each rename of
 /// the results directory), so tests can check that every step leaves complete results.

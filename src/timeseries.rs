@@ -10,12 +10,14 @@
 
 use crate::files;
 use crate::plots::Run;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use models::telemetry::Control;
 use std::path::Path;
 
 pub fn write(dir: &Path, run: &Run) -> Result<()> {
-    let mut w = csv::Writer::from_writer(Vec::new());
+    // Streamed: at P1024 the file is some 50 MB, which need not sit in memory.
+    let path = dir.join("timeseries.csv");
+    let mut w = csv::Writer::from_writer(files::create(&path)?);
     w.write_record(["variant", "time_ns", "series", "key", "value"])?;
     for d in &run.variants {
         let name = d.name();
@@ -42,7 +44,7 @@ pub fn write(dir: &Path, run: &Run) -> Result<()> {
                 if u > 0.0 {
                     w.write_record([name, &ns, "tx_utilisation", &key, &format!("{u:.4}")])?;
                 }
-                if let (Some(pg), Some(xoff)) = (s.pg.get(i), s.xoff.get(i)) {
+                if let (Some(pg), xoff) = (s.pg.get(i), s.xoff(i)) {
                     if pg[k] > 0 {
                         w.write_record([name, &ns, "pg_bytes", &key, &pg[k].to_string()])?;
                         w.write_record([name, &ns, "xoff_bytes", &key, &xoff[k].to_string()])?;
@@ -69,5 +71,9 @@ pub fn write(dir: &Path, run: &Run) -> Result<()> {
             }
         }
     }
-    files::write(&dir.join("timeseries.csv"), &w.into_inner()?)
+    use std::io::Write as _;
+    w.into_inner()
+        .map_err(|e| anyhow::anyhow!("writing {}: {}", path.display(), e.error()))?
+        .flush()
+        .with_context(|| format!("writing {}", path.display()))
 }

@@ -157,7 +157,7 @@ pub fn pfc_buffers(path: &Path, run: &Run) -> Result<Outcome> {
                     label: String::new(),
                     color: c,
                     dashed: true,
-                    points: time_series(d, &s.xoff[i]),
+                    points: time_series(d, s.xoff(i)),
                 });
             }
             if chart.is_empty() {

@@ -367,9 +367,12 @@ impl Sim<'_> {
         let (net, switches) = (&self.net, &self.switches);
         self.sampler.record(self.now, totals, |p| {
             let port = &net.ports[p.idx()];
-            let (pg, xoff) = match net.roles[net.port_node[p.idx()].idx()] {
-                Role::Switch(s) => switches[s.idx()].pg_sample(p),
-                Role::Host(_) => (0, 0),
+            let (pg, xoff, xoff_group) = match net.roles[net.port_node[p.idx()].idx()] {
+                Role::Switch(s) => {
+                    let (pg, xoff, slice) = switches[s.idx()].pg_sample(p);
+                    (pg, xoff, s.0 << 8 | slice)
+                }
+                Role::Host(_) => (0, 0, u32::MAX),
             };
             crate::telemetry::PortSample {
                 queue: port.occupancy(),
@@ -377,6 +380,7 @@ impl Sim<'_> {
                 rate: port.rate,
                 pg,
                 xoff,
+                xoff_group,
             }
         });
         let flows = &self.flows;

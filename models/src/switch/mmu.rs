@@ -242,7 +242,7 @@ impl Mmu {
 
     /// Bytes held by local port `inp`'s lossless ingress priority groups, and their XOFF
     /// threshold now (shared use at which they pause; their minimum is reserved below it).
-    pub fn pg_bytes_and_xoff(&self, inp: usize) -> (u64, u64) {
+    pub fn pg_bytes_and_xoff(&self, inp: usize) -> (u64, u64, u32) {
         let cells: u64 = self
             .lossless
             .iter()
@@ -253,7 +253,7 @@ impl Mmu {
             .sum();
         let slice = self.slice_of[inp] as usize;
         let xoff = self.pg_threshold(slice) as u64 + self.pg_min as u64;
-        (cells * self.cell as u64, xoff * self.cell as u64)
+        (cells * self.cell as u64, xoff * self.cell as u64, slice as u32)
     }
 
     /// How far below XOFF a paused PG resumes (its XON hysteresis), bytes.

@@ -214,7 +214,7 @@ impl Switch {
     }
 
     /// Lossless ingress PG bytes of `port` and their XOFF threshold now (telemetry).
-    pub fn pg_sample(&self, port: PortId) -> (u64, u64) {
+    pub fn pg_sample(&self, port: PortId) -> (u64, u64, u32) {
         self.mmu.pg_bytes_and_xoff(self.local(port))
     }
 

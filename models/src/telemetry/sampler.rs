@@ -30,6 +30,9 @@ pub struct PortSample {
     pub pg: u64,
     /// The XOFF threshold of those groups now (dynamic thresholds move with the free buffer).
     pub xoff: u64,
+    /// The buffer the threshold is computed from (switch and slice): ports that share one
+    /// share their XOFF series.
+    pub xoff_group: u32,
 }
 
 impl Default for PortSample {
@@ -40,6 +43,7 @@ impl Default for PortSample {
             rate: BitRate(1),
             pg: 0,
             xoff: 0,
+            xoff_group: u32::MAX,
         }
     }
 }
@@ -62,7 +66,10 @@ pub struct Sampler {
     /// Per port: lossless ingress PG bytes and their XOFF threshold at each sample (empty
     /// without PFC).
     pub pg: Vec<Vec<u32>>,
-    pub xoff: Vec<Vec<u32>>,
+    /// One XOFF series per buffer slice (the threshold is the slice's, the same for every
+    /// port on it), and each port's slice series: 5120 ports of a k=16 fat tree share 320.
+    xoff: Vec<Vec<u32>>,
+    xoff_of: Vec<u32>,
     /// Each port's transmitted bytes and the time at the previous sample.
     last_tx: Vec<u64>,
     last_time: Time,
@@ -84,7 +91,8 @@ impl Sampler {
             queues: vec![Vec::new(); n],
             util: vec![Vec::new(); n],
             pg: per_port(with_pg),
-            xoff: per_port(with_pg),
+            xoff: Vec::new(),
+            xoff_of: Vec::new(),
             last_tx: vec![0; n],
             last_time: Time::ZERO,
             with_pg,
@@ -97,6 +105,8 @@ impl Sampler {
             self.decimate();
         }
         let span = now.saturating_since(self.last_time);
+        let first = self.times.is_empty() && self.xoff_of.is_empty();
+        let mut groups: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
         for (i, &p) in self.ports.iter().enumerate() {
             let s = port(p);
             self.queues[i].push(s.queue.min(u32::MAX as u64) as u32);
@@ -106,12 +116,29 @@ impl Sampler {
             self.util[i].push(((sent as f64 / can as f64).min(1.0) * FULL).round() as u16);
             if self.with_pg {
                 self.pg[i].push(s.pg.min(u32::MAX as u64) as u32);
-                self.xoff[i].push(s.xoff.min(u32::MAX as u64) as u32);
+                if first {
+                    // The first sample decides which ports share a slice's series.
+                    let next = groups.len() as u32;
+                    let g = *groups.entry(s.xoff_group).or_insert(next);
+                    if g as usize == self.xoff.len() {
+                        self.xoff.push(Vec::new());
+                    }
+                    self.xoff_of.push(g);
+                }
+                let g = self.xoff_of[i] as usize;
+                if self.xoff[g].len() < self.times.len() + 1 {
+                    self.xoff[g].push(s.xoff.min(u32::MAX as u64) as u32);
+                }
             }
         }
         self.last_time = now;
         self.times.push(now);
         self.totals.push(totals);
+    }
+
+    /// Port `i`'s XOFF threshold at each sample (empty without PFC).
+    pub fn xoff(&self, i: usize) -> &[u32] {
+        self.xoff_of.get(i).map_or(&[], |&g| &self.xoff[g as usize])
     }
 
     /// Fraction of port `i`'s line rate it sent over the interval ending at sample `k`.
