@@ -22,6 +22,8 @@ pub fn write(dir: &Path, run: &Run) -> Result<()> {
     for d in &run.variants {
         let name = d.name();
         let s = &d.telemetry.sampler;
+        // Port names once, not once per sample.
+        let keys: Vec<String> = s.ports.iter().map(|p| d.telemetry.label(p.0)).collect();
         for (k, time) in s.times.iter().enumerate() {
             let ns = format!("{:.3}", time.as_ns_f64());
             let v = &s.totals[k];
@@ -35,19 +37,18 @@ pub fn write(dir: &Path, run: &Run) -> Result<()> {
             ] {
                 w.write_record([name, &ns, series, "fabric", &value.to_string()])?;
             }
-            for (i, p) in s.ports.iter().enumerate() {
-                let key = d.telemetry.label(p.0);
+            for (i, key) in keys.iter().enumerate() {
                 if s.queues[i][k] > 0 {
-                    w.write_record([name, &ns, "queue_bytes", &key, &s.queues[i][k].to_string()])?;
+                    w.write_record([name, &ns, "queue_bytes", key, &s.queues[i][k].to_string()])?;
                 }
                 let u = s.utilisation(i, k);
                 if u > 0.0 {
-                    w.write_record([name, &ns, "tx_utilisation", &key, &format!("{u:.4}")])?;
+                    w.write_record([name, &ns, "tx_utilisation", key, &fraction(u)])?;
                 }
                 if let (Some(pg), xoff) = (s.pg.get(i), s.xoff(i)) {
                     if pg[k] > 0 {
-                        w.write_record([name, &ns, "pg_bytes", &key, &pg[k].to_string()])?;
-                        w.write_record([name, &ns, "xoff_bytes", &key, &xoff[k].to_string()])?;
+                        w.write_record([name, &ns, "pg_bytes", key, &pg[k].to_string()])?;
+                        w.write_record([name, &ns, "xoff_bytes", key, &xoff[k].to_string()])?;
                     }
                 }
             }
@@ -76,4 +77,11 @@ pub fn write(dir: &Path, run: &Run) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("writing {}: {}", path.display(), e.error()))?
         .flush()
         .with_context(|| format!("writing {}", path.display()))
+}
+
+/// A fraction in 0..=1 with four decimals, by integer arithmetic (float formatting of
+/// millions of rows is most of the file's cost).
+fn fraction(u: f64) -> String {
+    let t = (u.clamp(0.0, 1.0) * 10_000.0).round() as u32;
+    format!("{}.{:04}", t / 10_000, t % 10_000)
 }
