@@ -5,6 +5,7 @@
 use super::Area;
 use anyhow::{Result, anyhow};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 pub fn e<T: std::fmt::Debug>(err: T) -> anyhow::Error {
     anyhow!("plotting: {err:?}")
@@ -326,6 +327,25 @@ pub fn tick(v: f64) -> String {
     } else {
         format!("{v:.1e}")
     }
+}
+
+/// The title, and under it in red what failed (if anything did).
+pub fn heading(area: &Area, title: &str, notes: &[String]) -> Result<()> {
+    let w = area.dim_in_pixel().0 as i32;
+    let centre = |size: u32| {
+        ("sans-serif", size)
+            .into_font()
+            .into_text_style(area)
+            .pos(Pos::new(HPos::Center, VPos::Top))
+    };
+    area.draw(&Text::new(title, (w / 2, 10), centre(26))).map_err(e)?;
+    for (i, n) in notes.iter().enumerate() {
+        let red = RGBColor(200, 0, 0);
+        let style = centre(16).color(&red);
+        area.draw(&Text::new(n.as_str(), (w / 2, 44 + 20 * i as i32), style))
+            .map_err(e)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! variants compare at a glance.
 
 use super::axes::{Axis, Keyed, Kind, Metric, Sweep, log_label, num, ticks, unit};
-use super::plots::heading;
+use crate::plots::heading;
 use crate::plots::{Area, Scale, e, png_sized, variant_color};
 use anyhow::Result;
 use plotters::prelude::*;

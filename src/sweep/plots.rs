@@ -15,10 +15,9 @@
 
 use super::axes::{Axis, Keyed, Kind, Metric, Sweep, log_label, mean_ci, num, readable, ticks, unit};
 use super::heatmap;
-use crate::plots::{Area, e, png, variant_color as color};
+use crate::plots::{e, heading, png, variant_color as color};
 use anyhow::Result;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -190,25 +189,6 @@ fn slug(s: &str) -> String {
     s.chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect()
-}
-
-/// The title, and under it in red what failed (if anything did).
-pub(super) fn heading(area: &Area, title: &str, notes: &[String]) -> Result<()> {
-    let w = area.dim_in_pixel().0 as i32;
-    let centre = |size: u32| {
-        ("sans-serif", size)
-            .into_font()
-            .into_text_style(area)
-            .pos(Pos::new(HPos::Center, VPos::Top))
-    };
-    area.draw(&Text::new(title, (w / 2, 10), centre(26))).map_err(e)?;
-    for (i, n) in notes.iter().enumerate() {
-        let red = RGBColor(200, 0, 0);
-        let style = centre(16).color(&red);
-        area.draw(&Text::new(n.as_str(), (w / 2, 44 + 20 * i as i32), style))
-            .map_err(e)?;
-    }
-    Ok(())
 }
 
 /// Mean lines with shaded 95 % bands clipped to the metric's floor, error bars, and a red

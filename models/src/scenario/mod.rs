@@ -12,6 +12,7 @@
 pub mod error;
 pub mod limits;
 pub mod overrides;
+mod traffic;
 pub mod variant;
 mod wording;
 
@@ -23,10 +24,10 @@ use crate::nic::NicConfig;
 use crate::pfc::PfcConfig;
 use crate::switch::SwitchConfig;
 use crate::topology::{Topology, TopologyConfig};
-use crate::workload::{FlowConfig, FlowSpec, WorkloadConfig, explicit_flows};
+use crate::workload::{FlowConfig, FlowSpec, WorkloadConfig};
 use error::{Seg, line_col, locate, parse_path};
 use serde::Deserialize;
-use sim_core::{Duration, RngStreams};
+use sim_core::Duration;
 use std::path::Path;
 use toml::{Table, Value};
 
@@ -192,7 +193,7 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
         base.seed = seed;
     }
     let topology = base.topology.build().map_err(|e| ctx.field(e, None))?;
-    let (flows, jobs) = traffic(
+    let (flows, jobs) = traffic::traffic(
         &base,
         &topology,
         Path::new(file).parent().unwrap_or(Path::new(".")),
@@ -304,49 +305,6 @@ fn check_memory(s: &Scenario, v: &Variant, ov: &Overrides) -> Result<(), FieldEr
             gib(big.bytes)
         ),
     ))
-}
-
-/// Every flow of the scenario: its `[[flow]]`s, then each `[[workload]]`'s, in order. `dir` is
-/// the scenario file's folder (workloads name files relative to it).
-type Traffic = (Vec<FlowSpec>, Vec<crate::workload::collective::JobSpec>);
-
-fn traffic(base: &ScenarioFile, topology: &Topology, dir: &Path) -> Result<Traffic, FieldError> {
-    let streams = RngStreams::new(base.seed);
-    let mut flows = explicit_flows(&base.flow, topology)?;
-    let mut jobs = Vec::new();
-    for (i, w) in base.workload.iter().enumerate() {
-        let (more, job) = w.generate_with_job(i, topology, &streams, dir)?;
-        if let Some(mut job) = job {
-            job.offset(flows.len() as u32);
-            if jobs
-                .iter()
-                .any(|j: &crate::workload::collective::JobSpec| j.name == job.name)
-            {
-                return Err(FieldError::new(
-                    format!("workload[{i}].name"),
-                    format!("another collective is already named {:?}", job.name),
-                ));
-            }
-            jobs.push(job);
-        }
-        crate::workload::append(&mut flows, more);
-        if flows.len() > crate::workload::MAX_FLOWS {
-            return Err(FieldError::new(
-                format!("workload[{i}]"),
-                format!(
-                    "the workloads add up to more than {} flows",
-                    crate::workload::MAX_FLOWS
-                ),
-            ));
-        }
-    }
-    if flows.is_empty() {
-        return Err(FieldError::new(
-            "workload",
-            "the scenario has no traffic: add [[workload]] or [[flow]]",
-        ));
-    }
-    Ok((flows, jobs))
 }
 
 /// Deserialize, reporting an error as (dotted key path, message).
