@@ -20,6 +20,8 @@ pub enum Quantity {
     Bytes,
     /// Bits per second.
     Rate,
+    /// Millimetres (cables).
+    Length,
     /// Counts.
     Count,
     /// A plain number (a slowdown, a fraction).
@@ -50,6 +52,9 @@ impl Scale {
             Quantity::Rate if m < 1e9 => s(1e6, "Mb/s"),
             Quantity::Rate if m < 1e12 => s(1e9, "Gb/s"),
             Quantity::Rate => s(1e12, "Tb/s"),
+            Quantity::Length if m < 1e3 => s(1.0, "mm"),
+            Quantity::Length if m < 1e6 => s(1e3, "m"),
+            Quantity::Length => s(1e6, "km"),
             Quantity::Count if m < 1e4 => s(1.0, ""),
             Quantity::Count if m < 1e7 => s(1e3, "thousands"),
             Quantity::Count => s(1e6, "millions"),

@@ -23,7 +23,7 @@ mod pauses;
 mod queues;
 mod time;
 
-pub use chart::{Scale, e, heading};
+pub use chart::{Quantity, Scale, e, heading};
 pub use compare::compare;
 
 use crate::files;

@@ -38,47 +38,12 @@ pub fn mean_ci(xs: &[f64]) -> (f64, f64) {
     (mean, t95(xs.len() - 1) * (var / n).sqrt())
 }
 
-/// What a metric or an axis measures, in its base unit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
-    /// Nanoseconds.
-    Time,
-    Bytes,
-    /// Bits per second.
-    Rate,
-    /// Millimetres (cables).
-    Length,
-    Count,
-    /// A plain number (a slowdown, a probability).
-    Plain,
-}
+/// What a metric or an axis measures, in its base unit: the run plots' quantities.
+pub(super) use crate::plots::Quantity as Kind;
 
-/// The unit that draws values up to `max` (base units) with at most four digits, as
-/// `crate::plots::chart::Scale::for_max` picks it (that module is private to `plots`), plus
-/// lengths.
+/// The unit that draws values up to `max` (base units) with at most four digits.
 pub(super) fn unit(kind: Kind, max: f64) -> Scale {
-    let s = |div, unit| Scale { div, unit };
-    let m = max.abs();
-    match kind {
-        Kind::Time if m < 1e3 => s(1.0, "ns"),
-        Kind::Time if m < 1e6 => s(1e3, "us"),
-        Kind::Time if m < 1e9 => s(1e6, "ms"),
-        Kind::Time => s(1e9, "s"),
-        Kind::Bytes if m < 1e3 => s(1.0, "B"),
-        Kind::Bytes if m < 1e6 => s(1e3, "KB"),
-        Kind::Bytes if m < 1e9 => s(1e6, "MB"),
-        Kind::Bytes => s(1e9, "GB"),
-        Kind::Rate if m < 1e9 => s(1e6, "Mb/s"),
-        Kind::Rate if m < 1e12 => s(1e9, "Gb/s"),
-        Kind::Rate => s(1e12, "Tb/s"),
-        Kind::Length if m < 1e3 => s(1.0, "mm"),
-        Kind::Length if m < 1e6 => s(1e3, "m"),
-        Kind::Length => s(1e6, "km"),
-        Kind::Count if m < 1e4 => s(1.0, ""),
-        Kind::Count if m < 1e7 => s(1e3, "thousands"),
-        Kind::Count => s(1e6, "millions"),
-        Kind::Plain => s(1.0, ""),
-    }
+    Scale::for_max(kind, max)
 }
 
 /// A number with three significant digits and no trailing zeros: "0.064", "4.1", "150".
