@@ -12,8 +12,18 @@
 //! once all its children's parts of it have arrived, the root turns it around, and each rank
 //! sends what came down on to its children: every rank sends and receives about 2S in all,
 //! and on an idle fabric the time is about 2S/B plus the pipeline's fill of 2 x depth chunks.
+//!
+//! A connection's receiver has `NCCL_STEPS` (8) chunk slots (`src/include/device.h`; the
+//! sender waits for a free slot in `prims_simple.h` `waitPeer`), and a slot frees only once
+//! the receiver has passed its chunk on: so a sender runs at most [`STEPS`] chunks ahead of
+//! the rank it feeds. Without that back-pressure the leaves' streams, which wait for
+//! nothing, finish early under fair NIC sharing and leave the interior streams to run the
+//! tail pipeline-bound, about 5 % slower in all.
 
 use super::{Builder, Wait, shares};
+
+/// Chunk slots per connection (`NCCL_STEPS`).
+const STEPS: usize = 8;
 
 /// Parent and children of every position in tree one (position = rank).
 pub(super) fn btree(n: usize) -> (Vec<Option<usize>>, Vec<Vec<usize>>) {
@@ -64,25 +74,34 @@ pub(super) fn all_reduce(b: &mut Builder) {
         for (c, region) in shares(half, per_tree).into_iter().enumerate() {
             let ch = (c * trees + t) as u32;
             let tag = t as u8;
-            // Last message up from each position, last down to each position.
-            let mut up_prev: Vec<Option<u32>> = vec![None; n];
-            let mut down_prev: Vec<Option<u32>> = vec![None; n];
-            for m in shares(region, region.div_ceil(chunk)) {
+            // Every chunk's message up from / down to each position so far.
+            let mut up_hist: Vec<Vec<u32>> = vec![Vec::new(); n];
+            let mut down_hist: Vec<Vec<u32>> = vec![Vec::new(); n];
+            for (i, m) in shares(region, region.div_ceil(chunk)).into_iter().enumerate() {
                 let mut up: Vec<Option<u32>> = vec![None; n];
                 // Reduce up: children before parents (deepest positions first).
                 for pos in post_order(&children) {
                     let Some(par) = parent[pos] else { continue };
-                    let data: Vec<u32> = children[pos].iter().filter_map(|&k| up[k]).collect();
+                    let mut data: Vec<u32> = children[pos].iter().filter_map(|&k| up[k]).collect();
+                    // The parent's slot for chunk i - STEPS frees when it sent that chunk on
+                    // (up, or back down to us if it is the root).
+                    if i >= STEPS {
+                        let freed = match parent[par] {
+                            Some(_) => up_hist[par][i - STEPS],
+                            None => down_hist[pos][i - STEPS],
+                        };
+                        data.push(freed);
+                    }
                     let id = b.send(
                         rank_of(t, pos),
                         rank_of(t, par),
                         ch,
                         tag,
                         m,
-                        Wait::on(data, up_prev[pos]),
+                        Wait::on(data, up_hist[pos].last().copied()),
                     );
                     up[pos] = Some(id);
-                    up_prev[pos] = Some(id);
+                    up_hist[pos].push(id);
                 }
                 // Broadcast down: the root once every child's part is in, the others once
                 // the chunk came down to them.
@@ -93,16 +112,23 @@ pub(super) fn all_reduce(b: &mut Builder) {
                         Some(_) => down[pos].into_iter().collect(),
                     };
                     for &k in &children[pos] {
+                        // A child with children of its own frees its slot by sending down.
+                        let mut data = data.clone();
+                        if i >= STEPS
+                            && let Some(&g) = children[k].first()
+                        {
+                            data.push(down_hist[g][i - STEPS]);
+                        }
                         let id = b.send(
                             rank_of(t, pos),
                             rank_of(t, k),
                             ch,
                             tag,
                             m,
-                            Wait::on(data.clone(), down_prev[k]),
+                            Wait::on(data, down_hist[k].last().copied()),
                         );
                         down[k] = Some(id);
-                        down_prev[k] = Some(id);
+                        down_hist[k].push(id);
                     }
                 }
             }
