@@ -19,7 +19,7 @@ pub fn write(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetry]) -> 
                 BufWriter::new(File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?);
             w.write_all(&models::pcap::file_header(c.spec.snaplen))?;
             for rec in &c.records {
-                models::pcap::encode(&t.frames, &rec.pkt, rec.sender, &mut frame);
+                models::pcap::encode(&t.frames, &rec.pkt, c.int_of(rec), rec.sender, &mut frame);
                 let ns = rec.at.0 / 1000;
                 w.write_all(&models::pcap::record_header(ns, frame.len(), c.spec.snaplen))?;
                 w.write_all(&frame[..frame.len().min(c.spec.snaplen as usize)])?;

@@ -237,6 +237,8 @@ pub struct Record {
     /// The port that sent it onto the cable.
     pub sender: u32,
     pub pkt: Packet,
+    /// Its INT records (index + 1 into [`Capture::ints`]; 0: none).
+    pub int: u32,
 }
 
 /// A capture point at run time.
@@ -247,23 +249,31 @@ pub struct Capture {
     pub port: PortId,
     pub peer_port: PortId,
     pub records: Vec<Record>,
+    /// The INT records of captured frames that carry them, as they were on the wire.
+    pub ints: Vec<crate::int::IntStack>,
     /// Frames that matched after `max_packets`.
     pub cut: u64,
 }
 
 impl Capture {
+    /// The INT records `rec` carried.
+    pub fn int_of(&self, rec: &Record) -> Option<&crate::int::IntStack> {
+        (rec.int != 0).then(|| &self.ints[rec.int as usize - 1])
+    }
+
     pub fn new(spec: CaptureSpec, port: PortId, peer_port: PortId) -> Capture {
         Capture {
             spec,
             port,
             peer_port,
             records: Vec::new(),
+            ints: Vec::new(),
             cut: 0,
         }
     }
 
     /// The port sent (`tx`) or received a frame at `at`.
-    pub fn observe(&mut self, at: Time, tx: bool, pkt: &Packet) {
+    pub fn observe(&mut self, at: Time, tx: bool, pkt: &Packet, int: Option<&crate::int::IntStack>) {
         let s = &self.spec;
         let dir_ok = match s.direction {
             Direction::Both => true,
@@ -281,10 +291,18 @@ impl Capture {
             return;
         }
         let sender = if tx { self.port.0 } else { self.peer_port.0 };
+        let int = match int {
+            Some(stack) => {
+                self.ints.push(*stack);
+                self.ints.len() as u32
+            }
+            None => 0,
+        };
         self.records.push(Record {
             at,
             sender,
             pkt: *pkt,
+            int,
         });
     }
 }

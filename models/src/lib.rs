@@ -48,6 +48,7 @@ pub mod fault;
 pub mod ideal;
 pub mod ids;
 pub mod input;
+pub mod int;
 pub mod link;
 pub mod network;
 pub mod nic;

@@ -29,6 +29,8 @@ pub struct Network {
     pub links: Vec<Link>,
     /// The frames every port queue, cable and NIC receive buffer (`Sim::rx`) holds.
     pub pool: PacketPool,
+    /// INT stacks of the packets that carry one (HPCC).
+    pub int: crate::int::IntPool,
     pub port_node: Vec<NodeId>,
     pub peer: Vec<PortId>,
     /// Routing tables, ECMP hashes and the switches' policy.
@@ -106,6 +108,7 @@ impl Network {
                 .collect(),
             links,
             pool: PacketPool::default(),
+            int: crate::int::IntPool::default(),
             port_node,
             peer,
             router: Router::new(tables, streams, n, switch_node.len(), policy),

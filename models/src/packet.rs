@@ -96,7 +96,8 @@ pub enum Charge {
 pub struct Packet {
     /// When the sender put it on its first queue (echoed in ACKs for RTT samples).
     pub sent_at: Time,
-    /// UET selective-ACK bitmap: bit i acknowledges PSN `sack_base() + i`.
+    /// UET selective-ACK bitmap: bit i acknowledges PSN `sack_base() + i`; on data packets
+    /// and RoCEv2 ACK/NAKs, the packet's INT stack ([`Packet::int_ref`]).
     sack_bitmap: u64,
     pub flow: FlowId,
     /// Packet sequence number (data), the PSN acknowledged (ACK/NAK), or pause quanta (PFC).
@@ -204,6 +205,18 @@ impl Packet {
     #[inline]
     pub fn set_sack(&mut self, base: u32, bitmap: u64) {
         (self.aux, self.sack_bitmap) = (base, bitmap);
+    }
+
+    /// The INT stack this packet carries (`crate::int::IntPool`; 0: none). Meaningful on
+    /// data packets and on RoCEv2 ACK/NAKs (a UET ACK's field is its SACK bitmap).
+    #[inline]
+    pub fn int_ref(&self) -> crate::int::IntRef {
+        self.sack_bitmap as u32
+    }
+
+    #[inline]
+    pub fn set_int_ref(&mut self, r: crate::int::IntRef) {
+        self.sack_bitmap = r as u64;
     }
 
     /// The SACK bitmap's base PSN.

@@ -84,7 +84,13 @@ mod op {
 
 /// Write the frame for `pkt` into `out` (cleared first). `sender_port` is the port that put
 /// it on the wire (PFC frames carry its MAC).
-pub fn encode(ctx: &FrameContext, pkt: &Packet, sender_port: u32, out: &mut Vec<u8>) {
+pub fn encode(
+    ctx: &FrameContext,
+    pkt: &Packet,
+    int: Option<&crate::int::IntStack>,
+    sender_port: u32,
+    out: &mut Vec<u8>,
+) {
     out.clear();
     if pkt.kind == Kind::Pause {
         pfc(pkt, sender_port, out);
@@ -115,6 +121,9 @@ pub fn encode(ctx: &FrameContext, pkt: &Packet, sender_port: u32, out: &mut Vec<
         .unwrap_or(ctx.transport);
     let port = match transport {
         Transport::Roce => {
+            if let Some(stack) = int {
+                int_md(stack, pkt.prio, &mut body);
+            }
             roce(pkt, &mut body);
             ROCE_PORT
         }
@@ -129,7 +138,8 @@ pub fn encode(ctx: &FrameContext, pkt: &Packet, sender_port: u32, out: &mut Vec<
         body.resize(body.len() + pkt.payload as usize, 0);
         if port == ROCE_PORT {
             let pad = (4 - pkt.payload as usize % 4) % 4;
-            body[1] |= (pad as u8) << 4;
+            let bth_at = int.map_or(0, |s| s.bytes() as usize);
+            body[bth_at + 1] |= (pad as u8) << 4;
             body.resize(body.len() + pad, 0);
         }
     }
@@ -162,7 +172,8 @@ pub fn encode(ctx: &FrameContext, pkt: &Packet, sender_port: u32, out: &mut Vec<
         0xc000 | (pkt.flow.0 as u16 & 0x3fff)
     };
     out.extend_from_slice(&sport.to_be_bytes());
-    out.extend_from_slice(&port.to_be_bytes());
+    let dport = if int.is_some() { crate::int::UDP_PORT } else { port };
+    out.extend_from_slice(&dport.to_be_bytes());
     out.extend_from_slice(&(udp_len as u16).to_be_bytes());
     out.extend_from_slice(&[0, 0]); // UDP checksum: zero, as RoCEv2 NICs send it
     out.extend_from_slice(&body);
@@ -173,6 +184,32 @@ pub fn encode(ctx: &FrameContext, pkt: &Packet, sender_port: u32, out: &mut Vec<
     // Ethernet padding to the minimum frame (60 B without FCS).
     if out.len() < 60 {
         out.resize(60, 0);
+    }
+}
+
+/// INT-MD over UDP (INT Dataplane Specification v2.1 sections 5.6-5.8): the shim (type 1,
+/// NPT 1, the original destination port 4791), the metadata header (version 2, Hop ML 5,
+/// instructions 3 and 5, two domain-specific words) and the records, newest first.
+fn int_md(stack: &crate::int::IntStack, prio: u8, out: &mut Vec<u8>) {
+    use crate::int::{HOP_BYTES, MAX_HOPS};
+    let hops = stack.hops();
+    let words = (12 + HOP_BYTES as usize * hops.len()) / 4;
+    out.push(1 << 4 | 1 << 2);
+    out.push(words as u8);
+    out.extend_from_slice(&ROCE_PORT.to_be_bytes());
+    let full = hops.len() >= MAX_HOPS;
+    let word0: u32 = 2 << 28 | u32::from(full) << 26 | (HOP_BYTES / 4) << 8 | (MAX_HOPS - hops.len()) as u32;
+    out.extend_from_slice(&word0.to_be_bytes());
+    out.extend_from_slice(&(1u16 << (15 - 3) | 1 << (15 - 5)).to_be_bytes()); // instructions
+    out.extend_from_slice(&0x4850u16.to_be_bytes()); // domain "HP": HPCC's byte counter, rate
+    out.extend_from_slice(&0xc000u16.to_be_bytes()); // DS instructions 0 and 1
+    out.extend_from_slice(&[0, 0]); // DS flags
+    for h in hops.iter().rev() {
+        let occupancy = h.qlen.min(0xff_ffff) as u32;
+        out.extend_from_slice(&(u32::from(prio) << 24 | occupancy).to_be_bytes());
+        out.extend_from_slice(&(h.ts.0 / 1000).to_be_bytes());
+        out.extend_from_slice(&(h.tx_bytes as u32).to_be_bytes());
+        out.extend_from_slice(&((h.rate.0 / 1_000_000) as u32).to_be_bytes());
     }
 }
 
@@ -380,6 +417,60 @@ mod tests {
     }
 
     #[test]
+    fn int_md_sits_after_udp_with_the_original_port_in_the_shim() {
+        use crate::int::{IntHop, IntPool};
+        let mut pool = IntPool::default();
+        let r = pool.alloc();
+        for q in [1000u64, 2000] {
+            pool.push(r);
+            pool.stamp(
+                r,
+                IntHop {
+                    ts: sim_core::Time(q * 1000),
+                    tx_bytes: q * 10,
+                    qlen: q,
+                    rate: sim_core::BitRate::gbps(100),
+                },
+            );
+        }
+        let stack = *pool.get(r);
+        let mut p = Packet::control(Kind::Data, FlowId(0), HostId(2), 5, 0, 3);
+        p.payload = 1024;
+        p.frame = (crate::packet::roce_data_frame(1024) + stack.bytes()) as u16;
+        let mut out = Vec::new();
+        encode(&ctx(Transport::Roce, false), &p, Some(&stack), 0, &mut out);
+        assert_eq!(
+            out.len(),
+            p.frame as usize - 4,
+            "the frame the model charged, less FCS"
+        );
+        let udp = 14 + 20;
+        assert_eq!(
+            u16::from_be_bytes([out[udp + 2], out[udp + 3]]),
+            crate::int::UDP_PORT
+        );
+        let shim = udp + 8;
+        assert_eq!(out[shim] >> 4, 1, "INT-MD");
+        assert_eq!(out[shim + 1] as u32 * 4, 12 + 2 * 20, "length: MD header + stack");
+        assert_eq!(u16::from_be_bytes([out[shim + 2], out[shim + 3]]), ROCE_PORT);
+        let md = shim + 4;
+        assert_eq!(out[md] >> 4, 2, "version 2");
+        assert_eq!((out[md + 2] & 0x1f) as u32, 5, "Hop ML 5 words");
+        // Newest record first: the second switch's queue (2000 B) at the top of the stack.
+        let first = md + 12;
+        assert_eq!(
+            u32::from_be_bytes(out[first..first + 4].try_into().unwrap()) & 0xff_ffff,
+            2000
+        );
+        assert_eq!(
+            u64::from_be_bytes(out[first + 4..first + 12].try_into().unwrap()),
+            2000
+        );
+        // The BTH follows the stack.
+        assert_eq!(out[first + 40], op::WRITE_MIDDLE);
+    }
+
+    #[test]
     fn ip_checksum_verifies_to_zero() {
         // RFC 1071: summing a header with its checksum gives 0xffff (complement 0).
         let h = ipv4(0x6a, 1078, 7, [10, 0, 0, 2], [10, 0, 0, 3]);
@@ -398,9 +489,9 @@ mod tests {
             3,
         );
         p.payload = 1024;
-        encode(&ctx(Transport::Roce, false), &p, 0, &mut out);
+        encode(&ctx(Transport::Roce, false), &p, None, 0, &mut out);
         assert_eq!(out.len(), 1024 + 62 - 4);
-        encode(&ctx(Transport::Roce, true), &p, 0, &mut out);
+        encode(&ctx(Transport::Roce, true), &p, None, 0, &mut out);
         assert_eq!(out.len(), 1024 + 62 - 4 + 4);
         assert_eq!(u16::from_be_bytes([out[14], out[15]]) >> 13, 3);
         // The IP total length matches the bytes after the Ethernet header.
@@ -417,7 +508,7 @@ mod tests {
             crate::packet::roce_ack_frame(),
             3,
         );
-        encode(&ctx(Transport::Roce, false), &ack, 0, &mut out);
+        encode(&ctx(Transport::Roce, false), &ack, None, 0, &mut out);
         assert_eq!(out.len(), crate::packet::roce_ack_frame() as usize - 4);
         // Sent back to the source: addresses swap.
         assert_eq!(out[0..6], host_mac(HostId(1)));
@@ -434,7 +525,7 @@ mod tests {
             crate::packet::roce_cnp_frame(),
             6,
         );
-        encode(&ctx(Transport::Roce, false), &p, 0, &mut out);
+        encode(&ctx(Transport::Roce, false), &p, None, 0, &mut out);
         let ip = &out[14..out.len() - 4];
         let mut masked = vec![0xffu8; 8];
         masked.extend_from_slice(ip);
@@ -455,7 +546,7 @@ mod tests {
     fn pfc_frames_carry_the_priority_and_quanta() {
         let mut out = Vec::new();
         let p = Packet::pause(3, 0xffff);
-        encode(&ctx(Transport::Roce, true), &p, 7, &mut out);
+        encode(&ctx(Transport::Roce, true), &p, None, 7, &mut out);
         assert_eq!(out.len(), 60);
         assert_eq!(out[12..16], [0x88, 0x08, 0x01, 0x01]);
         assert_eq!(u16::from_be_bytes([out[16], out[17]]), 1 << 3);

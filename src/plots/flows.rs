@@ -85,7 +85,7 @@ pub fn flow_rates(path: &Path, run: &Run) -> Result<Outcome> {
             rate.caption = 17;
             let (ctl_name, ctl_q) = match fs.kind {
                 Control::Rate => ("DCQCN rate limit", Quantity::Rate),
-                Control::Window => ("NSCC window", Quantity::Bytes),
+                Control::Window => ("congestion window", Quantity::Bytes),
                 Control::None => ("", Quantity::Plain),
             };
             let ctl_title = format!("{}: sender's {ctl_name}", d.name());

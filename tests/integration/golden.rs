@@ -9,8 +9,9 @@
 use crate::common::{sim_run, summary_json};
 use std::path::Path;
 
-const PINNED: [&str; 4] = [
+const PINNED: [&str; 5] = [
     "scenarios/leaf-spine.toml",
+    "scenarios/cc-compare.toml",
     "scenarios/pfc-incast.toml",
     "scenarios/uec-incast.toml",
     "benches/fat-tree-k8.toml",

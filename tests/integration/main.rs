@@ -4,6 +4,7 @@
 
 mod capture;
 mod capture_plain;
+mod cc;
 mod cli;
 mod closed_form;
 mod collectives;

@@ -83,20 +83,13 @@ impl NicConfig {
                 "the class is for the other transport: nic.transport already sets this one",
             ));
         }
-        let uet = c.transport == Transport::Uet;
-        match (&c.cc, uet) {
-            (CcConfig::Dcqcn(_), true) => Err(FieldError::new(
-                "nic.class.cc",
-                "DCQCN is RoCEv2's: use nscc, rccc or nscc-rccc",
-            )),
-            (CcConfig::Nscc(_) | CcConfig::Rccc(_) | CcConfig::NsccRccc { .. }, false) => Err(
-                FieldError::new("nic.class.cc", "NSCC and RCCC need transport = \"uet\""),
-            ),
-            _ if !c.lb.evs.is_power_of_two() || c.lb.evs > 16384 => Err(FieldError::new(
+        c.cc.validate("nic.class.cc", c.transport == Transport::Uet)?;
+        if !c.lb.evs.is_power_of_two() || c.lb.evs > 16384 {
+            return Err(FieldError::new(
                 "nic.class.lb.evs",
                 format!("must be a power of two from 1 to 16384, got {}", c.lb.evs),
-            )),
-            _ => Ok(()),
+            ));
         }
+        Ok(())
     }
 }

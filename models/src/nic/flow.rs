@@ -83,7 +83,7 @@ impl Uet {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Flow {
     pub spec: FlowSpec,
     /// Packets in the message: ceil(size / mtu).
@@ -95,6 +95,9 @@ pub struct Flow {
     pub port: PortId,
     pub sched: Sched,
     pub proto: Proto,
+    /// A plug-in congestion control (HPCC, Swift, DCTCP, yours: `crate::cc::api`), built
+    /// when the flow starts.
+    pub cc: Option<Box<dyn crate::cc::api::CongestionControl>>,
     /// Earliest time the rate limiter lets the next packet go.
     pub next_tx: Time,
     /// When the last data packet was sent, and its wire bytes (to re-pace after a rate change).
@@ -138,6 +141,9 @@ impl Flow {
     /// The sender's control variable, for telemetry: DCQCN's current rate (bit/s) or NSCC's
     /// window (bytes); 0 without either.
     pub fn control_value(&self) -> f64 {
+        if let Some(cc) = &self.cc {
+            return cc.window().map_or(0.0, |w| w as f64);
+        }
         match &self.proto {
             Proto::Roce(qp) => qp.rp.as_ref().map_or(0.0, |rp| rp.rate().0 as f64),
             Proto::Uet(u) => u.cc.nscc.as_ref().map_or(0.0, |n| n.cwnd),
@@ -154,6 +160,7 @@ impl Flow {
             port: PortId::NONE,
             sched: Sched::Idle,
             proto,
+            cc: None,
             next_tx: Time::ZERO,
             last_tx: Time::ZERO,
             last_wire: 0,
@@ -205,10 +212,46 @@ impl Flow {
         if self.gave_up {
             return false;
         }
-        match &self.proto {
+        let transport = match &self.proto {
             Proto::Roce(q) => q.can_send(self.packets, self.mtu),
             Proto::Uet(u) => u.pdc.has_work() && u.cc.allows(u.pdc.inflight, self.mtu as u64),
+        };
+        transport
+            && self
+                .cc
+                .as_deref()
+                .is_none_or(|c| crate::cc::api::admits(c, self.inflight(), self.mtu as u64))
+    }
+
+    /// Payload bytes sent and not yet acknowledged.
+    #[inline]
+    pub fn inflight(&self) -> u64 {
+        match &self.proto {
+            Proto::Roce(q) => self.bytes_before(q.next_seq) - self.bytes_before(q.acked),
+            Proto::Uet(u) => u.pdc.inflight,
         }
+    }
+
+    /// Payload bytes acknowledged (UET: in whole packets acknowledged).
+    pub fn acked_bytes(&self) -> u64 {
+        match &self.proto {
+            Proto::Roce(q) => self.bytes_before(q.acked),
+            Proto::Uet(u) => self.bytes_before(u.pdc.progress().0),
+        }
+    }
+
+    /// Payload bytes sent at least once.
+    pub fn sent_bytes(&self) -> u64 {
+        match &self.proto {
+            Proto::Roce(q) => self.bytes_before(q.max_sent),
+            Proto::Uet(u) => self.bytes_before(u.pdc.progress().1),
+        }
+    }
+
+    /// Payload bytes in the packets before PSN `seq`.
+    #[inline]
+    pub fn bytes_before(&self, seq: u32) -> u64 {
+        (seq as u64 * self.mtu as u64).min(self.spec.size)
     }
 
     /// DCQCN state, for RoCEv2 flows that run it.

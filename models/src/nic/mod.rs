@@ -28,9 +28,7 @@ pub mod uet;
 pub use flow::{Flow, Proto, Sched};
 pub use sched::Nic;
 
-use crate::cc::dcqcn::DcqcnConfig;
-use crate::cc::nscc::NsccConfig;
-use crate::cc::rccc::RcccConfig;
+pub use crate::cc::CcConfig;
 use crate::error::FieldError;
 use lb::LbConfig;
 use serde::Deserialize;
@@ -49,43 +47,6 @@ pub struct HostCounters {
     pub out_of_sequence: u64,
     pub packet_seq_err: u64,
     pub local_ack_timeout_err: u64,
-}
-
-/// Congestion control of the NIC's flows.
-#[derive(Debug, Clone, Deserialize, Default)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum CcConfig {
-    /// Line rate, no reaction to congestion.
-    #[default]
-    None,
-    /// DCQCN (Zhu et al., SIGCOMM 2015) as ConnectX implements it (RoCEv2).
-    Dcqcn(Box<DcqcnConfig>),
-    /// UET sender-based NSCC.
-    Nscc(NsccConfig),
-    /// UET receiver credit-based RCCC.
-    Rccc(RcccConfig),
-    /// NSCC and RCCC together.
-    NsccRccc {
-        #[serde(default)]
-        nscc: NsccConfig,
-        #[serde(default)]
-        rccc: RcccConfig,
-    },
-}
-
-impl CcConfig {
-    pub fn nscc(&self) -> Option<&NsccConfig> {
-        match self {
-            CcConfig::Nscc(c) | CcConfig::NsccRccc { nscc: c, .. } => Some(c),
-            _ => None,
-        }
-    }
-    pub fn rccc(&self) -> Option<&RcccConfig> {
-        match self {
-            CcConfig::Rccc(c) | CcConfig::NsccRccc { rccc: c, .. } => Some(c),
-            _ => None,
-        }
-    }
 }
 
 /// The transport protocol of every flow.
@@ -255,22 +216,7 @@ impl NicConfig {
                 format!("must hold at least two jumbo frames, got {}", self.rx_buffer()),
             ));
         }
-        let uet = self.transport == Transport::Uet;
-        match (&self.cc, uet) {
-            (CcConfig::Dcqcn(_), true) => {
-                return Err(FieldError::new(
-                    "nic.cc",
-                    "DCQCN is RoCEv2's: with transport = \"uet\" use nscc, rccc or nscc-rccc",
-                ));
-            }
-            (CcConfig::Nscc(_) | CcConfig::Rccc(_) | CcConfig::NsccRccc { .. }, false) => {
-                return Err(FieldError::new(
-                    "nic.cc",
-                    "NSCC and RCCC need transport = \"uet\"",
-                ));
-            }
-            _ => {}
-        }
+        self.cc.validate("nic.cc", self.transport == Transport::Uet)?;
         if !self.lb.evs.is_power_of_two() || self.lb.evs > 16384 {
             return Err(FieldError::new(
                 "nic.lb.evs",

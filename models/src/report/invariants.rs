@@ -29,14 +29,32 @@ pub(super) fn invariants(sim: &Sim, flows: &[FlowRecord]) -> Vec<Invariant> {
             "{pooled} frames in the packet pool + {serializing} serializing = {fp} found in queues and on cables"
         ),
     );
+    // INT terms appear only in runs that used INT (HPCC), so other runs read as before.
+    let int = sim.net.int.used();
+    let int_added = if int {
+        format!(" + INT records added {}", t.int_bytes)
+    } else {
+        String::new()
+    };
     check(
         "bytes_conserved",
-        t.injected_bytes == t.delivered_bytes + t.dropped_bytes + t.trimmed_bytes + fb,
+        t.injected_bytes + t.int_bytes == t.delivered_bytes + t.dropped_bytes + t.trimmed_bytes + fb,
         format!(
-            "sent {} = delivered {} + dropped {} + trimmed off {} + in flight {fb} (frame bytes)",
+            "sent {}{int_added} = delivered {} + dropped {} + trimmed off {} + in flight {fb} (frame bytes)",
             t.injected_bytes, t.delivered_bytes, t.dropped_bytes, t.trimmed_bytes
         ),
     );
+    if int {
+        let int_in_flight = sim.int_in_flight();
+        check(
+            "int_stacks_accounted",
+            sim.net.int.live() == int_in_flight,
+            format!(
+                "{} INT stacks held = {int_in_flight} packets carrying INT in queues and on cables",
+                sim.net.int.live()
+            ),
+        );
+    }
     let over: Vec<usize> = sim
         .flows
         .iter()

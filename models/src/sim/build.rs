@@ -49,11 +49,15 @@ impl<'a> Sim<'a> {
         }
         // The unloaded round trip of the longest path a flow takes: NSCC's scaling reference
         // (uet-htsim's network_rtt) and the base of the UET retransmission timeout.
-        let path_rtt: Vec<Duration> = scenario
+        let (path_rtt, path_hops): (Vec<Duration>, Vec<u8>) = scenario
             .flows
             .iter()
-            .map(|f| base_rtt(&ideal::path(&net, f), variant.max_frame()))
-            .collect();
+            .map(|f| {
+                let hops = ideal::path(&net, f);
+                let switches = hops.len().saturating_sub(1).min(255) as u8;
+                (base_rtt(&hops, variant.max_frame()), switches)
+            })
+            .unzip();
         let network_rtt = path_rtt.iter().copied().max().unwrap_or(Duration::from_us(1));
         let bounds = ideal::bounds(&net, &scenario.flows, mtu, |prio| variant.nic.transport_of(prio));
         let hosts = net.host_node.len();
@@ -117,6 +121,8 @@ impl<'a> Sim<'a> {
             flows,
             nscc,
             path_rtt,
+            path_hops,
+            network_rtt,
             uet_maxwnd,
             pacers: vec![Pacer::default(); hosts],
             dependents,
@@ -270,8 +276,10 @@ fn control_kind(v: &Variant) -> crate::telemetry::Control {
     use crate::telemetry::Control;
     let dcqcn = matches!(v.nic.cc_for(Transport::Roce), crate::nic::CcConfig::Dcqcn(_));
     let nscc = v.nic.cc_for(Transport::Uet).nscc().is_some();
+    let plugin = v.nic.cc.is_plugin();
     // With both transports the main one's control is drawn (the other's flows show 0).
     match (v.nic.transport, nscc, dcqcn) {
+        _ if plugin => Control::Window,
         (Transport::Uet, true, _) => Control::Window,
         (Transport::Roce, _, true) => Control::Rate,
         _ => Control::None,

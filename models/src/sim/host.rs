@@ -20,6 +20,19 @@ impl Sim<'_> {
         let line_rate = self.net.ports[port.idx()].rate;
         let now = self.now;
         let flow = &mut self.flows[f.idx()];
+        let ctx = crate::cc::api::Ctx {
+            line_rate,
+            base_rtt: self.path_rtt[f.idx()],
+            network_rtt: self.network_rtt,
+            mtu: flow.mtu(),
+            hops: self.path_hops[f.idx()] as u32,
+            size: flow.spec.size,
+        };
+        flow.cc = self
+            .variant
+            .nic
+            .cc_for(self.variant.nic.transport_of(flow.spec.prio))
+            .build(&ctx);
         flow.port = port;
         flow.next_tx = now;
         flow.started = Some(now);
@@ -80,6 +93,11 @@ impl Sim<'_> {
                 continue;
             }
             let mut pkt = flow.next_packet(f, now);
+            if flow.cc.as_ref().is_some_and(|c| c.wants_int()) && matches!(flow.proto, Proto::Roce(_)) {
+                // The source NIC adds the INT headers; switches add their records.
+                pkt.set_int_ref(self.net.int.alloc());
+                pkt.frame += crate::int::HEADER_BYTES as u16;
+            }
             let rate = match &flow.proto {
                 Proto::Roce(_) => {
                     let dcqcn = self.variant.resolved.dcqcn[h.idx()].as_ref();
@@ -90,6 +108,11 @@ impl Sim<'_> {
                     line_rate
                 }
             };
+            let rate = flow
+                .cc
+                .as_ref()
+                .and_then(|c| c.rate())
+                .map_or(rate, |r| rate.min(r));
             flow.next_tx = now + rate.tx_time(pkt.wire_bytes());
             (flow.last_tx, flow.last_wire) = (now, pkt.wire_bytes());
             if flow.can_send() {
@@ -243,6 +266,9 @@ impl Sim<'_> {
             }
         }
         uet::on_timeout(flow, self.nscc[src.idx()].as_ref(), lost);
+        if let Some(cc) = &mut flow.cc {
+            cc.on_timeout(now);
+        }
         flow.timeouts += 1;
         self.host_counters[src.idx()].local_ack_timeout_err += 1;
         let rto = flow.rto(t.rto, t.rto_max);

@@ -113,6 +113,9 @@ pub struct Totals {
     /// Data frames trimmed to their headers, and the bytes cut off them.
     pub trimmed: u64,
     pub trimmed_bytes: u64,
+    /// Bytes INT added to frames inside the fabric (switches' records; the echo in ACKs is
+    /// counted where the ACK is sent).
+    pub int_bytes: u64,
     /// Drops in a lossless class on a port whose headroom covers its cable.
     pub lossless_drops_adequate: u64,
     /// Events popped with a time earlier than the previous one (must stay 0).
@@ -151,6 +154,10 @@ pub struct Sim<'a> {
     nscc: Vec<Option<NsccParams>>,
     /// Each flow's unloaded round trip on its path (NSCC's first base RTT).
     path_rtt: Vec<Duration>,
+    /// Switches on each flow's path (Swift's hop scaling).
+    path_hops: Vec<u8>,
+    /// The longest unloaded round trip of any flow's path.
+    network_rtt: Duration,
     /// 1.5 BDP per host: RCCC's speculative credit.
     uet_maxwnd: Vec<u64>,
     /// RCCC credit pacers, per receiving host.
@@ -409,8 +416,9 @@ impl Sim<'_> {
     fn mirror(&mut self, p: PortId, tx: bool, pkt: &Packet) {
         if self.mirrored[p.idx()] {
             let now = self.now;
+            let int = self.carries_int(pkt).then(|| self.net.int.get(pkt.int_ref()));
             for c in self.captures.iter_mut().filter(|c| c.port == p) {
-                c.observe(now, tx, pkt);
+                c.observe(now, tx, pkt, int);
             }
         }
     }
@@ -442,6 +450,33 @@ impl Sim<'_> {
         if pkt.kind == Kind::Data {
             self.flows[pkt.flow.idx()].dropped_packets += 1;
         }
+        self.release_int(&pkt);
+    }
+
+    /// A packet's INT stack goes back to the pool (data, and RoCEv2 ACK/NAKs).
+    fn release_int(&mut self, pkt: &Packet) {
+        if self.carries_int(pkt) {
+            self.net.int.release(pkt.int_ref());
+        }
+    }
+
+    /// `pkt` refers to an INT stack (data packets, and RoCEv2 ACK/NAKs, whose SACK field
+    /// holds it).
+    fn carries_int(&self, pkt: &Packet) -> bool {
+        let roce_ack = || {
+            matches!(pkt.kind, Kind::Ack | Kind::Nak)
+                && matches!(self.flows[pkt.flow.idx()].proto, crate::nic::Proto::Roce(_))
+        };
+        pkt.int_ref() != 0 && (pkt.kind == Kind::Data || roce_ack())
+    }
+
+    /// Packets inside the fabric that carry an INT stack.
+    pub fn int_in_flight(&self) -> usize {
+        let pool = &self.net.pool;
+        let rx = self.rx.iter().flatten().flat_map(|b| b.drain.held(pool));
+        let held = self.net.ports.iter().flat_map(|p| p.held(pool)).chain(rx);
+        let flying = self.net.links.iter().flat_map(|l| l.in_flight(pool));
+        held.chain(flying).filter(|p| self.carries_int(p)).count()
     }
 
     /// Packets and frame bytes still inside the fabric (queued, serializing, on a wire).

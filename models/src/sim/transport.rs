@@ -3,10 +3,36 @@
 //! counts what it delivered, and starts what waited for a completed flow.
 
 use super::{Event, Sim};
+use crate::cc::api::Ack;
 use crate::cc::rccc::RcccConfig;
 use crate::ids::{FlowId, HostId};
 use crate::nic::{Sched, roce, uet};
 use crate::packet::Packet;
+
+/// Tell `flow`'s plug-in congestion control about an ACK; `before`: bytes acknowledged
+/// before it.
+fn plugin_ack(
+    flow: &mut crate::nic::Flow,
+    before: u64,
+    now: sim_core::Time,
+    pkt: &Packet,
+    int: &[crate::int::IntHop],
+) {
+    let acked = flow.acked_bytes();
+    let ack = Ack {
+        now,
+        newly_acked: acked.saturating_sub(before),
+        acked,
+        sent: flow.sent_bytes(),
+        inflight: flow.inflight(),
+        rtt: now - pkt.sent_at,
+        ecn: pkt.has(crate::packet::flags::CE),
+        int,
+    };
+    if let Some(cc) = &mut flow.cc {
+        cc.on_ack(&ack);
+    }
+}
 
 impl Sim<'_> {
     /// RoCEv2 responder: ECN notification point, then go-back-N.
@@ -14,9 +40,21 @@ impl Sim<'_> {
         let np = self.variant.resolved.dcqcn[h.idx()].as_ref();
         let flow = &mut self.flows[pkt.flow.idx()];
         let c = &mut self.host_counters[h.idx()];
-        let out = roce::on_data(flow, np, c, self.now, &pkt, self.variant.nic.ack_every);
+        let mut out = roce::on_data(flow, np, c, self.now, &pkt, self.variant.nic.ack_every);
         if out.cnp.is_some() {
             self.totals.cnps += 1;
+        }
+        // The ACK echoes the INT records of the packet it answers (HPCC's receiver copies the
+        // whole header, `rdma-hw.cc` `ReceiveUdp`); a packet not answered frees its stack.
+        let int = pkt.int_ref();
+        if int != 0 {
+            match &mut out.reply {
+                Some(r) => {
+                    r.set_int_ref(int);
+                    r.frame += self.net.int.get(int).bytes() as u16;
+                }
+                None => self.net.int.release(int),
+            }
         }
         self.totals.delivered_payload += out.delivered;
         for p in out.cnp.into_iter().chain(out.reply) {
@@ -30,6 +68,7 @@ impl Sim<'_> {
     /// RoCEv2 requester: an ACK or NAK arrived.
     pub(super) fn on_roce_ack(&mut self, h: HostId, pkt: &Packet) {
         let flow = &mut self.flows[pkt.flow.idx()];
+        let before = flow.acked_bytes();
         roce::on_ack(
             flow,
             &mut self.host_counters[h.idx()],
@@ -37,11 +76,29 @@ impl Sim<'_> {
             pkt,
             self.timers.rto_roce,
         );
+        if flow.cc.is_some() {
+            let int = pkt.int_ref();
+            let hops = if int != 0 {
+                self.net.int.get(int).hops()
+            } else {
+                &[]
+            };
+            if pkt.kind == crate::packet::Kind::Nak {
+                flow.cc.as_mut().unwrap().on_nack(self.now);
+            }
+            plugin_ack(flow, before, self.now, pkt, hops);
+            self.net.int.release(int);
+            self.repace(pkt.flow);
+        }
         self.activate(pkt.flow);
     }
 
     /// DCQCN reaction point: a CNP arrived for one of this host's QPs.
     pub(super) fn on_cnp(&mut self, h: HostId, pkt: &Packet) {
+        if let Some(cc) = &mut self.flows[pkt.flow.idx()].cc {
+            cc.on_cnp(self.now);
+            self.arm_cc_timer(pkt.flow);
+        }
         let Some(params) = &self.variant.resolved.dcqcn[h.idx()] else {
             return;
         };
@@ -55,7 +112,8 @@ impl Sim<'_> {
         if flow.cc_timer_pending {
             return;
         }
-        if let Some(at) = roce::rate_timer_due(flow) {
+        let plugin = flow.cc.as_ref().and_then(|c| c.timer_due());
+        if let Some(at) = plugin.or_else(|| roce::rate_timer_due(flow)) {
             flow.cc_timer_pending = true;
             self.schedule(at.max(self.now), Event::CcTimer(f));
         }
@@ -66,7 +124,11 @@ impl Sim<'_> {
         let now = self.now;
         let flow = &mut self.flows[f.idx()];
         flow.cc_timer_pending = false;
-        if let Some(params) = &self.variant.resolved.dcqcn[flow.spec.src.idx()] {
+        if let Some(cc) = &mut flow.cc {
+            if cc.timer_due().is_some_and(|t| t <= now) {
+                cc.on_timer(now);
+            }
+        } else if let Some(params) = &self.variant.resolved.dcqcn[flow.spec.src.idx()] {
             roce::on_rate_timer(flow, params, now);
         }
         if flow.sender_done.is_none() {
@@ -82,7 +144,15 @@ impl Sim<'_> {
             return;
         }
         let line = self.net.ports[flow.port.idx()].rate;
-        if let Some(at) = roce::repaced(flow, line, self.now) {
+        let at = match flow.cc.as_ref().map(|c| c.rate()) {
+            Some(rate) => {
+                let rate = rate.map_or(line, |r| r.min(line));
+                let at = (flow.last_tx + rate.tx_time(flow.last_wire)).max(self.now);
+                (at < flow.next_tx).then_some(at)
+            }
+            None => roce::repaced(flow, line, self.now),
+        };
+        if let Some(at) = at {
             flow.next_tx = at;
             let port = flow.port;
             self.nics[flow.spec.src.idx()].sleep(port.0, f, at);
@@ -123,7 +193,12 @@ impl Sim<'_> {
         let src = flow.spec.src;
         let rto = flow.rto(t.rto, t.rto_max);
         let nscc = self.nscc[src.idx()].as_ref();
+        let before = flow.acked_bytes();
         let out = uet::on_ack(flow, nscc, self.now, pkt, rto, self.uet_maxwnd[src.idx()]);
+        if flow.cc.is_some() {
+            plugin_ack(flow, before, self.now, pkt, &[]);
+            self.repace(pkt.flow);
+        }
         if out.lost > 0 {
             self.request_credit_now(pkt.flow);
         }
@@ -147,6 +222,10 @@ impl Sim<'_> {
         let src = flow.spec.src;
         let c = &mut self.host_counters[src.idx()];
         uet::on_nack(flow, self.nscc[src.idx()].as_ref(), c, self.now, pkt);
+        let bytes = flow.payload_of(pkt.seq) as u64;
+        if let Some(cc) = &mut flow.cc {
+            cc.on_trim(self.now, bytes);
+        }
         self.activate(pkt.flow);
     }
 

@@ -39,6 +39,16 @@ impl Sim<'_> {
     fn switch_dequeue(&mut self, s: SwitchId, p: PortId) -> Option<Packet> {
         let mut pkt = self.net.ports[p.idx()].dequeue(&mut self.net.pool, self.now)?;
         let port = &mut self.net.ports[p.idx()];
+        if pkt.kind == Kind::Data && pkt.int_ref() != 0 {
+            // INT's egress fields: the time, the port's byte counter, the queue behind.
+            let hop = crate::int::IntHop {
+                ts: self.now,
+                tx_bytes: port.tx.bytes,
+                qlen: port.occupancy(),
+                rate: port.rate,
+            };
+            self.net.int.stamp(pkt.int_ref(), hop);
+        }
         if self.switches[s.idx()].dequeued(&self.variant.switch, port, &mut pkt, &mut self.wred_rng) {
             self.totals.ecn_marked += 1;
         }
@@ -117,6 +127,12 @@ impl Sim<'_> {
     /// Switch `s` (node `node`) took a frame in on `in_port`: it decides; the run accounts the
     /// trim or drop, asserts PFC and starts the egress.
     fn switch_receive(&mut self, s: SwitchId, node: NodeId, in_port: PortId, mut pkt: Packet) {
+        if pkt.kind == Kind::Data && pkt.int_ref() != 0 {
+            // The switch's INT record takes room from the start: buffers count it.
+            let grown = self.net.int.push(pkt.int_ref());
+            pkt.frame += grown as u16;
+            self.totals.int_bytes += grown as u64;
+        }
         let range = self.net.node_ports[node.idx()].clone();
         let a = self.switches[s.idx()].receive(
             &self.variant.switch,

@@ -70,11 +70,16 @@ pub fn on_data(
     ack_every: u32,
 ) -> DataOutcome {
     let (src, packets) = (flow.spec.src, flow.packets);
+    // RoCEv2 ACKs carry no ECN echo (DCQCN answers marks with CNPs); for a plug-in
+    // congestion control the model lets the ACK echo a mark on any packet it covers, as
+    // DCTCP's receiver does (RFC 8257 section 3.2).
+    let echo = flow.cc.is_some();
     let mut out = DataOutcome::default();
     let Proto::Roce(q) = &mut flow.proto else {
         return out;
     };
     if pkt.has(flags::CE) {
+        q.ece |= echo;
         flow.ecn_marked += 1;
         counters.np_ecn_marked_roce_packets += 1;
         if let Some(params) = np {
@@ -115,6 +120,9 @@ pub fn on_data(
     out.reply = reply.map(|(kind, psn)| {
         let mut p = Packet::control(kind, pkt.flow, src, psn, roce_ack_frame(), pkt.prio);
         (p.sent_at, p.entropy) = (pkt.sent_at, pkt.entropy);
+        if std::mem::take(&mut q.ece) {
+            p.flags |= flags::CE;
+        }
         p
     });
     out

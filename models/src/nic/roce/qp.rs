@@ -33,6 +33,8 @@ pub struct RoceQp {
     pub expected: u32,
     since_ack: u32,
     nak_outstanding: bool,
+    /// A CE mark arrived since the last ACK, to echo (plug-in congestion control only).
+    pub ece: bool,
     pub np: NotificationPoint,
 }
 

@@ -74,12 +74,19 @@ pub fn on_start(
 
 /// The sender is about to send `pkt`: RCCC spends credit and states its pull target; the
 /// packet asks for an ACK at once when the sender will soon wait for one: less window is left
-/// than the receiver coalesces ACKs over (`ack_bytes`), the credit is spent, the message ends,
+/// than the receiver coalesces ACKs over (`ack_bytes`) under NSCC's or a plug-in's window, the
+/// credit is spent, the message ends,
 /// or this is a resend (uet-htsim sets AR when the window is full or credit <= 0; asking
 /// earlier keeps small windows from stalling).
 #[inline]
 pub fn on_sent(flow: &mut Flow, pkt: &mut Packet, ack_bytes: u64) {
     let wire = full_packet(flow);
+    let inflight = flow.inflight();
+    let plugin_low = flow
+        .cc
+        .as_ref()
+        .and_then(|c| c.window())
+        .is_some_and(|w| w.saturating_sub(inflight) < ack_bytes);
     let Proto::Uet(u) = &mut flow.proto else { return };
     if let Some(r) = &mut u.cc.rccc {
         // Credit is spent and asked for in wire bytes (uet-htsim: the sender pays each
@@ -92,7 +99,7 @@ pub fn on_sent(flow: &mut Flow, pkt: &mut Packet, ack_bytes: u64) {
             .as_ref()
             .is_some_and(|n| (n.cwnd as u64).saturating_sub(u.pdc.inflight) < ack_bytes);
     let no_credit = u.cc.rccc.as_ref().is_some_and(|r| r.credit() <= 0);
-    if low_window || no_credit || !u.pdc.has_work() || pkt.has(flags::RETX) {
+    if low_window || plugin_low || no_credit || !u.pdc.has_work() || pkt.has(flags::RETX) {
         pkt.flags |= flags::ACK_REQ;
     }
 }

@@ -251,6 +251,11 @@ impl UetPdc {
         self.cum
     }
 
+    /// Packets acknowledged, and new packets sent (PSNs taken for the first time).
+    pub fn progress(&self) -> (u32, u32) {
+        (self.acked, self.next_new)
+    }
+
     pub fn all_acked(&self) -> bool {
         self.acked as usize == self.tx.len()
     }
