@@ -8,6 +8,7 @@ mod alloc;
 mod captures;
 mod compare;
 mod exit;
+mod export;
 mod files;
 mod machine;
 mod metrics;
@@ -41,6 +42,9 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Merge the results of sweep shards.
     Merge(sweep::MergeArgs),
+    /// Write a scenario's settings in another tool's format.
+    #[command(subcommand)]
+    Export(export::ExportCommand),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +56,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => compare::run(&args),
         Command::Sweep(args) => sweep::run(&args),
         Command::Merge(args) => sweep::merge(&args),
+        Command::Export(cmd) => export::run(&cmd),
     };
     match result {
         Ok(code) => code,

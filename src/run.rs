@@ -55,6 +55,15 @@ pub fn run(args: &RunArgs, started: Instant) -> Result<ExitCode> {
         max_memory: crate::machine::machine_limit(),
     };
     let mut scenario = models::load(&args.file, &ov)?;
+    let mut said = std::collections::BTreeSet::new();
+    for v in &scenario.variants {
+        let Some(s) = &v.sonic else { continue };
+        for w in &s.imported.warnings {
+            if said.insert((s.file.clone(), w.clone())) {
+                eprintln!("warning: switch.sonic {}: {w}", s.file);
+            }
+        }
+    }
     if !args.variants.is_empty() {
         let names: Vec<String> = scenario.variants.iter().map(|v| v.name.clone()).collect();
         if let Some(bad) = args.variants.iter().find(|v| !names.contains(v)) {

@@ -62,6 +62,7 @@ pub mod report;
 pub mod routing;
 pub mod scenario;
 pub mod sim;
+pub mod sonic;
 pub mod switch;
 pub mod telemetry;
 pub mod topology;

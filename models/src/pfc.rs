@@ -47,6 +47,11 @@ pub struct PfcConfig {
     /// rate, cable delay, the MTU and the response time.
     #[serde(default)]
     pub headroom: Option<Bytes>,
+    /// Headroom by port rate, or rate and cable (`{ "25Gbps" = "65024B", "100Gbps/40m" =
+    /// "44032B" }`, as SONiC's per-speed and cable lossless profiles set it): a port takes
+    /// the entry of its rate and cable, else of its rate, else `headroom`.
+    #[serde(default)]
+    pub headroom_by_rate: std::collections::BTreeMap<String, Bytes>,
     /// Static XOFF threshold on a priority group's shared-buffer use. Default: the dynamic
     /// ingress threshold (alpha x free buffer).
     #[serde(default)]
@@ -94,6 +99,15 @@ fn default_deadlock_timeout() -> Duration {
     Duration(200 * 1_000_000)
 }
 
+/// A `headroom_by_rate` key: a rate, optionally `/` a cable length.
+fn port_kind(k: &str) -> Result<(BitRate, Option<sim_core::Length>), sim_core::UnitError> {
+    let (rate, cable) = match k.split_once('/') {
+        Some((r, c)) => (r, Some(sim_core::Length::parse(c.trim())?)),
+        None => (k, None),
+    };
+    Ok((BitRate::parse(rate.trim())?, cable))
+}
+
 impl Default for PfcConfig {
     fn default() -> Self {
         PfcConfig {
@@ -102,6 +116,7 @@ impl Default for PfcConfig {
             refresh: None,
             response_quanta: default_response(),
             headroom: None,
+            headroom_by_rate: Default::default(),
             xoff: None,
             xon_offset: None,
             watchdog: default_watchdog(),
@@ -128,10 +143,33 @@ impl PfcConfig {
         if self.refresh == Some(Duration::ZERO) {
             return Err(FieldError::new("pfc.refresh", "must be greater than zero"));
         }
+        for k in self.headroom_by_rate.keys() {
+            port_kind(k).map_err(|e| {
+                FieldError::new(
+                    format!("pfc.headroom_by_rate.{k}"),
+                    format!("expected a rate or rate/cable like \"100Gbps/40m\": {e}"),
+                )
+            })?;
+        }
         if self.deadlock_timeout < Duration::from_ns(4) {
             return Err(FieldError::new("pfc.deadlock_timeout", "must be at least 4ns"));
         }
         Ok(())
+    }
+
+    /// The headroom configured for a port of `rate` on a cable of `delay`, if any.
+    pub fn headroom_for(&self, rate: BitRate, delay: Duration) -> Option<u64> {
+        let find = |with_cable: bool| {
+            self.headroom_by_rate.iter().find_map(|(k, b)| {
+                let (r, cable) = port_kind(k).ok()?;
+                let cable_ok = match cable {
+                    Some(len) => with_cable && crate::link::cable_delay(len) == delay,
+                    None => !with_cable,
+                };
+                (r == rate && cable_ok).then_some(b.0)
+            })
+        };
+        find(true).or(find(false)).or(self.headroom.map(|b| b.0))
     }
 
     /// The refresh must come before the pause it renews expires on the fastest port.

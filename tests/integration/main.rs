@@ -23,6 +23,7 @@ mod queueing;
 mod reliability;
 pub mod results;
 mod roce;
+mod sonic;
 mod sweep;
 mod uet;
 mod uet_recovery;

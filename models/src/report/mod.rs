@@ -160,7 +160,20 @@ pub struct VariantSummary {
     /// Collective jobs, as nccl-tests reports them (absent when the scenario has none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub jobs: Vec<jobs::JobRecord>,
+    /// The SONiC file the switch settings came from (absent without `switch.sonic`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sonic: Option<SonicRecord>,
     pub invariants: Vec<Invariant>,
+}
+
+/// What `switch.sonic` set: each key and value (as TOML writes it), the keys the scenario
+/// wrote over, and what the file holds that the model does not act on.
+#[derive(Debug, Clone, Serialize)]
+pub struct SonicRecord {
+    pub file: String,
+    pub set: std::collections::BTreeMap<String, String>,
+    pub overridden: Vec<String>,
+    pub warnings: Vec<String>,
 }
 
 impl VariantSummary {
@@ -253,6 +266,17 @@ impl VariantReport {
             pfc_storm_list,
             pfc_deadlocks,
             jobs: jobs::records(&sim.jobs, &flows),
+            sonic: sim.variant.sonic.as_ref().map(|s| SonicRecord {
+                file: s.file.clone(),
+                set: s
+                    .imported
+                    .set
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_string()))
+                    .collect(),
+                overridden: s.overridden.clone(),
+                warnings: s.imported.warnings.clone(),
+            }),
             invariants: invariants::invariants(sim, &flows),
         };
         VariantReport {

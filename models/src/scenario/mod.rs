@@ -12,6 +12,7 @@
 pub mod error;
 pub mod limits;
 pub mod overrides;
+pub mod sonic;
 mod traffic;
 pub mod variant;
 mod wording;
@@ -187,28 +188,29 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
         overrides::set(&mut root, &segs, value).map_err(cl)?;
     }
     let variant_tables = take_variants(&mut root, &ctx)?;
-
-    let mut base: ScenarioFile = ctx.deserialize(Value::Table(root.clone()), None)?;
+    let dir = Path::new(file).parent().unwrap_or(Path::new("."));
+    let (base_table, base_sonic) = sonic::with_sonic(&root, dir).map_err(|e| ctx.field(e, None))?;
+    let mut base: ScenarioFile = ctx.deserialize(Value::Table(base_table), None)?;
     if let Some(seed) = ov.seed {
         base.seed = seed;
     }
     let topology = base.topology.build().map_err(|e| ctx.field(e, None))?;
-    let (flows, jobs) = traffic::traffic(
-        &base,
-        &topology,
-        Path::new(file).parent().unwrap_or(Path::new(".")),
-    )
-    .map_err(|e| ctx.field(e, None))?;
+    let (flows, jobs) = traffic::traffic(&base, &topology, dir).map_err(|e| ctx.field(e, None))?;
     let name = base.name.clone().unwrap_or_else(|| default_name.to_string());
     let mut variants = Vec::new();
     if variant_tables.is_empty() {
-        variants.push(ctx.variant(&name, &base, &topology, None)?);
+        let mut v = ctx.variant(&name, &base, &topology, None)?;
+        v.sonic = base_sonic;
+        variants.push(v);
     }
     for (i, (vname, over)) in variant_tables.iter().enumerate() {
         let mut merged = root.clone();
         overrides::merge(&mut merged, over);
+        let (merged, info) = sonic::with_sonic(&merged, dir).map_err(|e| ctx.field(e, Some(i)))?;
         let file: ScenarioFile = ctx.deserialize(Value::Table(merged), Some(i))?;
-        variants.push(ctx.variant(vname, &file, &topology, Some(i))?);
+        let mut v = ctx.variant(vname, &file, &topology, Some(i))?;
+        v.sonic = info;
+        variants.push(v);
     }
     let largest = flows.iter().map(|f| f.size).max().unwrap_or(0);
     for (i, v) in variants.iter().enumerate() {
@@ -527,6 +529,7 @@ impl Ctx<'_> {
             pfc: f.pfc.clone(),
             limits: f.run.clone(),
             resolved,
+            sonic: None,
         })
     }
 

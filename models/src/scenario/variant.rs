@@ -22,6 +22,8 @@ pub struct Variant {
     pub limits: RunLimits,
     /// What the configuration resolves to on the scenario's fabric.
     pub resolved: Resolved,
+    /// The SONiC file its switch settings came from, and what it set.
+    pub sonic: Option<super::sonic::SonicInfo>,
 }
 
 impl Variant {

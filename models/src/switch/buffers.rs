@@ -41,17 +41,16 @@ pub fn build_buffers(
             continue;
         }
         let (mut headroom, mut adequate) = (Vec::new(), Vec::new());
-        for &(rate, delay) in &per_node[n] {
+        for &(rate, cable) in &per_node[n] {
             // Frames spend the pipeline latency inside this switch before it can count them
             // (and a pause to a switch peer as long inside it): the cable looks that much longer.
-            let delay = delay + sw.latency;
+            let delay = cable + sw.latency;
             let needed =
                 PfcConfig::headroom_needed(rate, delay, max_frame, pfc.response_time(rate), params.cell);
             let h = if lossless.is_empty() {
                 0
             } else {
-                pfc.headroom
-                    .map(|b| b.0)
+                pfc.headroom_for(rate, cable)
                     .or(sw.profile_headroom())
                     .unwrap_or(needed)
             };
@@ -59,7 +58,7 @@ pub fn build_buffers(
             adequate.push(h >= needed);
         }
         let mmu = mmu::Mmu::new(&params, &headroom).map_err(|e| {
-            let key = if pfc.headroom.is_some() {
+            let key = if pfc.headroom.is_some() || !pfc.headroom_by_rate.is_empty() {
                 "pfc.headroom"
             } else {
                 "switch.buffer"

@@ -61,6 +61,10 @@ pub struct SwitchConfig {
     /// Time for routing to converge after a cable fails or is repaired.
     #[serde(default = "default_failover")]
     pub failover: sim_core::Duration,
+    /// A SONiC `config_db.json` whose buffer, PFC, ECN, scheduler and watchdog tables set
+    /// this variant's switch settings (`crate::sonic`); keys written here win over it.
+    #[serde(default)]
+    pub sonic: Option<String>,
 }
 
 /// 100 us: an ASIC's fast ECMP failover rather than a routing protocol's seconds.
@@ -86,6 +90,7 @@ impl Default for SwitchConfig {
             latency: sim_core::Duration::ZERO,
             scheduler: Default::default(),
             failover: default_failover(),
+            sonic: None,
         }
     }
 }

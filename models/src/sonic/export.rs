@@ -1,0 +1,172 @@
+//! Settings to `config_db.json`: the fragment a SONiC box would need to behave as a variant's
+//! switches do (`sim export sonic`), in the tables [`super::import`] reads, so a file
+//! exported and imported again gives the same settings.
+//!
+//! Ports are named as SONiC names a box's front panel, `Ethernet0`, `Ethernet4`, ... in the
+//! switch's cable order; a lossless profile per port speed and cable carries the headroom
+//! the scenario sets for it (`pg_lossless_<Mb/s>_<m>m_profile`, buffermgrd's naming); the
+//! watchdog's action is `alert`, which is what the model does with a
+//! storm (reports it).
+
+use crate::scenario::{Scenario, Variant};
+use serde_json::{Map, Value, json};
+
+/// The fragment for switch number `switch` (in topology order) of `v`.
+pub fn export(s: &Scenario, v: &Variant, switch: usize) -> Result<Value, String> {
+    use crate::topology::NodeKind;
+    let t = &s.topology;
+    let node = t
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.kind == NodeKind::Switch)
+        .nth(switch)
+        .map(|(i, _)| i)
+        .ok_or_else(|| format!("the scenario has no switch number {switch}"))?;
+    let cables: Vec<(sim_core::BitRate, sim_core::Duration)> = t
+        .links
+        .iter()
+        .filter_map(|l| (l.a.idx() == node || l.b.idx() == node).then_some((l.rate, l.delay)))
+        .collect();
+    let rates: Vec<sim_core::BitRate> = cables.iter().map(|c| c.0).collect();
+    let ports: Vec<String> = (0..rates.len()).map(|i| format!("Ethernet{}", 4 * i)).collect();
+    let sw = &v.switch;
+    let pfc = &v.pfc;
+    let lossless: Vec<u8> = pfc.priorities.clone();
+    let params = sw.mmu_params(pfc.mask(), pfc.xoff.map(|b| b.0), pfc.xon_offset.map(|b| b.0));
+    let list = |p: &[u8]| p.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",");
+    let s_ = |x: u64| Value::String(x.to_string());
+    let mut out = Map::new();
+    let mut port_t = Map::new();
+    for (p, r) in ports.iter().zip(&rates) {
+        port_t.insert(p.clone(), json!({ "speed": (r.0 / 1_000_000).to_string() }));
+    }
+    out.insert("PORT".into(), Value::Object(port_t));
+    let mode = if pfc.xoff.is_some() { "static" } else { "dynamic" };
+    out.insert(
+        "BUFFER_POOL".into(),
+        json!({ "ingress_lossless_pool": { "type": "ingress", "mode": mode, "size": s_(params.buffer) } }),
+    );
+    // One lossless profile per port speed and cable, with the headroom the scenario sets.
+    let mut profiles = Map::new();
+    let mut by_port: Vec<String> = Vec::new();
+    if !lossless.is_empty() {
+        for (r, d) in &cables {
+            let mbps = r.0 / 1_000_000;
+            let metres = d.0 / (crate::link::PS_PER_MM * 1000);
+            let name = format!("pg_lossless_{mbps}_{metres}m_profile");
+            by_port.push(name.clone());
+            let xoff = pfc
+                .headroom_for(*r, *d)
+                .ok_or_else(|| {
+                    "pfc.headroom (or pfc.headroom_by_rate) is not set: SONiC needs each lossless profile's xoff; set it to the headroom the cables need".to_string()
+                })?;
+            let mut p = Map::new();
+            p.insert("pool".into(), "ingress_lossless_pool".into());
+            p.insert("xoff".into(), s_(xoff));
+            p.insert("size".into(), s_(sw.pg_min.0));
+            if let Some(off) = pfc.xon_offset {
+                p.insert("xon_offset".into(), s_(off.0));
+            }
+            match pfc.xoff {
+                Some(x) => p.insert("static_th".into(), s_(x.0)),
+                None => p.insert(
+                    "dynamic_th".into(),
+                    Value::String(log2(params.pg_alpha).to_string()),
+                ),
+            };
+            profiles.insert(name, Value::Object(p));
+        }
+    }
+    let mut lossy = Map::new();
+    lossy.insert("pool".into(), "ingress_lossless_pool".into());
+    lossy.insert("size".into(), s_(sw.queue_min.0));
+    lossy.insert(
+        "dynamic_th".into(),
+        Value::String(log2(params.queue_alpha).to_string()),
+    );
+    profiles.insert("egress_lossy_profile".into(), Value::Object(lossy));
+    out.insert("BUFFER_PROFILE".into(), Value::Object(profiles));
+    let lossy_queues: Vec<u8> = (0..8u8).filter(|q| !lossless.contains(q)).collect();
+    let (mut pg, mut bq, mut qos, mut queue, mut wd) =
+        (Map::new(), Map::new(), Map::new(), Map::new(), Map::new());
+    let mut cable_t = Map::new();
+    for (i, (p, (_, d))) in ports.iter().zip(&cables).enumerate() {
+        cable_t.insert(
+            p.clone(),
+            Value::String(format!("{}m", d.0 / (crate::link::PS_PER_MM * 1000))),
+        );
+        for &q in &lossless {
+            pg.insert(format!("{p}|{q}"), json!({ "profile": by_port[i] }));
+        }
+        for &q in &lossy_queues {
+            bq.insert(format!("{p}|{q}"), json!({ "profile": "egress_lossy_profile" }));
+        }
+        qos.insert(p.clone(), json!({ "pfc_enable": list(&lossless) }));
+        if !lossless.is_empty() {
+            let ms = pfc.watchdog.0.div_ceil(1_000_000_000).max(1);
+            wd.insert(
+                p.clone(),
+                json!({ "action": "alert", "detection_time": ms.to_string() }),
+            );
+        }
+    }
+    out.insert("CABLE_LENGTH".into(), json!({ "SIM": cable_t }));
+    out.insert("BUFFER_PG".into(), Value::Object(pg));
+    out.insert("BUFFER_QUEUE".into(), Value::Object(bq));
+    out.insert("PORT_QOS_MAP".into(), Value::Object(qos));
+    let weights = sw.scheduler.weights().map_err(|e| e.to_string())?;
+    let mut scheds = Map::new();
+    if let Some(w) = weights {
+        for (q, &wt) in w.iter().enumerate().filter(|(_, w)| **w > 0) {
+            scheds.insert(
+                format!("scheduler.{q}"),
+                json!({ "type": "DWRR", "weight": wt.to_string() }),
+            );
+        }
+    }
+    if let Some(e) = &sw.ecn {
+        let pct = (e.pmax * 100.0).round().clamp(1.0, 100.0) as u32;
+        let wred = json!({ "SIM": {
+            "wred_green_enable": "true", "ecn": "ecn_green",
+            "green_min_threshold": e.kmin.0.to_string(), "green_max_threshold": e.kmax.0.to_string(),
+            "green_drop_probability": pct.to_string(),
+        }});
+        out.insert("WRED_PROFILE".into(), wred);
+    }
+    for p in &ports {
+        for q in 0..8u8 {
+            let mut o = Map::new();
+            if scheds.contains_key(&format!("scheduler.{q}")) {
+                o.insert("scheduler".into(), Value::String(format!("scheduler.{q}")));
+            }
+            if sw.ecn.is_some() && (lossless.contains(&q) || lossless.is_empty()) {
+                o.insert("wred_profile".into(), "SIM".into());
+            }
+            if !o.is_empty() {
+                queue.insert(format!("{p}|{q}"), Value::Object(o));
+            }
+        }
+    }
+    if !scheds.is_empty() {
+        out.insert("SCHEDULER".into(), Value::Object(scheds));
+    }
+    if !queue.is_empty() {
+        out.insert("QUEUE".into(), Value::Object(queue));
+    }
+    if !wd.is_empty() {
+        out.insert("PFC_WD".into(), Value::Object(wd));
+    }
+    Ok(Value::Object(out))
+}
+
+/// SAI's log2 of a dynamic threshold's alpha (an exact power of two here).
+fn log2(alpha: f64) -> i64 {
+    if alpha <= 0.0 {
+        -8
+    } else if alpha.is_infinite() {
+        7
+    } else {
+        alpha.log2().round() as i64
+    }
+}

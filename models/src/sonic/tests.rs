@@ -1,0 +1,210 @@
+//! The importer against the example files' documented values (SONiC's templates, see
+//! `scenarios/sonic/`), the exporter by round trip, and the errors' JSON paths.
+
+use super::import;
+use crate::scenario::{Overrides, parse};
+use std::collections::BTreeMap;
+
+fn example(name: &str) -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/sonic");
+    std::fs::read_to_string(root.join(name)).unwrap()
+}
+
+fn settings(src: &str) -> BTreeMap<String, String> {
+    import(src)
+        .unwrap()
+        .set
+        .into_iter()
+        .map(|(k, v)| (k, v.to_string()))
+        .collect()
+}
+
+#[test]
+fn the_trident3_example_sets_its_templates_values() {
+    // Dell S5232F-P-25G's Trident 3 buffers and SONiC's generic AZURE QoS.
+    let s = settings(&example("as7326-56x.json"));
+    let want = [
+        ("pfc.priorities", "[3, 4]"),
+        ("switch.buffer", "\"26284032B\""),
+        ("switch.pg_alpha", "-3"),
+        ("pfc.xon_offset", "\"2048B\""),
+        (
+            "pfc.headroom_by_rate",
+            "{ 100000Mbps = \"173568B\", 25000Mbps = \"65024B\" }",
+        ),
+        ("switch.pg_min", "\"1024B\""),
+        ("switch.queue_alpha", "3"),
+        (
+            "switch.ecn",
+            "{ kmax = \"2097152B\", kmin = \"1048576B\", pmax = 0.05 }",
+        ),
+        ("pfc.watchdog", "\"400ms\""),
+    ];
+    for (k, v) in want {
+        assert_eq!(s.get(k).map(String::as_str), Some(v), "{k}");
+    }
+    assert!(s["switch.scheduler.dwrr"].contains("3 = 15") && s["switch.scheduler.dwrr"].contains("0 = 14"));
+}
+
+#[test]
+fn the_spectrum2_example_tells_profiles_of_one_speed_apart_by_cable() {
+    let s = settings(&example("sn3700c.json"));
+    assert_eq!(s["switch.buffer"], "\"14542848B\"");
+    assert_eq!(s["switch.pg_alpha"], "0");
+    assert_eq!(
+        s["pfc.headroom_by_rate"],
+        "{ \"100000Mbps/40m\" = \"44032B\", \"100000Mbps/5m\" = \"33792B\" }"
+    );
+    // Spectrum reserves size = xon + xoff as headroom: no guaranteed minimum besides it.
+    assert!(!s.contains_key("switch.pg_min"));
+}
+
+#[test]
+fn every_field_the_model_does_not_act_on_is_named() {
+    let w = import(&example("as7326-56x.json")).unwrap().warnings;
+    for f in [
+        "POLL_INTERVAL",
+        "pfcwd_sw_enable",
+        "BUFFER_POOL.ingress_lossless_pool.xoff",
+        "DSCP_TO_TC_MAP",
+        "yellow and red",
+        "action",
+    ] {
+        assert!(w.iter().any(|x| x.contains(f)), "no warning names {f}: {w:#?}");
+    }
+    let src = r#"{"BUFFER_PROFILE": {"p": {"size": "0", "packet_discard_action": "trim"}}, "FLEX_COUNTER_TABLE": {}}"#;
+    let w = import(src).unwrap().warnings;
+    assert!(
+        w.iter()
+            .any(|x| x.contains("BUFFER_PROFILE.*.packet_discard_action")),
+        "{w:?}"
+    );
+    assert!(w.iter().any(|x| x.contains("FLEX_COUNTER_TABLE")), "{w:?}");
+}
+
+#[test]
+fn malformed_files_and_values_name_their_json_path() {
+    let e = import("{\"BUFFER_POOL\": {").unwrap_err();
+    assert!(e.path.starts_with("line 1"), "{e}");
+    let bad = |src: &str, path: &str| {
+        let e = import(src).unwrap_err();
+        assert_eq!(e.path, path, "{e}");
+    };
+    bad(
+        r#"{"PORT_QOS_MAP": {"Ethernet0": {"pfc_enable": "3,9"}}}"#,
+        "PORT_QOS_MAP.Ethernet0.pfc_enable",
+    );
+    bad(
+        r#"{"PORT_QOS_MAP": {"Ethernet0": {"pfc_enable": "3"}}, "BUFFER_PROFILE": {"p": {"dynamic_th": "12"}}, "BUFFER_PG": {"Ethernet0|3": {"profile": "p"}}}"#,
+        "BUFFER_PROFILE.p.dynamic_th",
+    );
+    bad(
+        r#"{"PORT_QOS_MAP": {"Ethernet0": {"pfc_enable": "3"}}, "BUFFER_PG": {"Ethernet0|3": {"profile": "missing"}}}"#,
+        "BUFFER_PG.Ethernet0|3.profile",
+    );
+    bad(
+        r#"{"BUFFER_PG": {"Ethernet0|9-3": {"profile": "p"}}}"#,
+        "BUFFER_PG.Ethernet0|9-3",
+    );
+    bad(
+        r#"{"QUEUE": {"Ethernet0|3": {"scheduler": "s"}}, "SCHEDULER": {"s": {"type": "DWRR", "weight": "0"}}}"#,
+        "SCHEDULER.s.weight",
+    );
+    bad(
+        r#"{"BUFFER_POOL": {"ingress_lossless_pool": {"size": 12.5}}}"#,
+        "BUFFER_POOL.ingress_lossless_pool.size",
+    );
+    bad(
+        r#"{"PFC_WD": {"Ethernet0": {"detection_time": "x"}}}"#,
+        "PFC_WD.Ethernet0.detection_time",
+    );
+}
+
+#[test]
+fn old_style_references_resolve() {
+    let src = r#"{"PORT_QOS_MAP": {"Ethernet0": {"pfc_enable": "3"}},
+        "BUFFER_PROFILE": {"p": {"pool": "[BUFFER_POOL|ingress_lossless_pool]", "xoff": "1000", "dynamic_th": "1"}},
+        "BUFFER_PG": {"Ethernet0,Ethernet4|3": {"profile": "[BUFFER_PROFILE|p]"}}}"#;
+    let s = settings(src);
+    assert_eq!(
+        (s["pfc.headroom"].as_str(), s["switch.pg_alpha"].as_str()),
+        ("\"1000B\"", "1")
+    );
+}
+
+/// A scenario on `file` (one switch kind, the example's port speeds and cables).
+fn scenario_on(file: &str, host: &str, cable: &str) -> String {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/sonic");
+    format!(
+        r#"
+        [topology]
+        kind = "leaf-spine"
+        leaves = 2
+        spines = 2
+        hosts_per_leaf = 2
+        host_link = {{ rate = "{host}", cable = "{cable}" }}
+        fabric_link = {{ rate = "100Gbps", cable = "40m" }}
+        [switch]
+        sonic = "{}"
+        [[flow]]
+        src = "h0"
+        dst = "h3"
+        size = "1MB"
+        "#,
+        dir.join(file).display()
+    )
+}
+
+#[test]
+fn import_export_import_gives_the_same_settings() {
+    for (file, host, cable) in [
+        ("as7326-56x.json", "25Gbps", "5m"),
+        ("sn3700c.json", "100Gbps", "5m"),
+    ] {
+        let first = settings(&example(file));
+        let s = parse(
+            &scenario_on(file, host, cable),
+            "t.toml",
+            "t",
+            &Overrides::default(),
+        )
+        .unwrap();
+        let v = &s.variants[0];
+        let json = super::export::export(&s, v, 0).unwrap();
+        let again = settings(&serde_json::to_string(&json).unwrap());
+        assert_eq!(first, again, "{file}: round trip");
+    }
+}
+
+#[test]
+fn the_scenario_runs_with_the_files_thresholds_and_its_own_keys_win() {
+    let toml = scenario_on("as7326-56x.json", "25Gbps", "5m") + "\n[pfc]\nxon_offset = \"4096B\"\n";
+    let s = parse(&toml, "t.toml", "t", &Overrides::default()).unwrap();
+    let v = &s.variants[0];
+    assert_eq!(v.pfc.priorities, vec![3, 4]);
+    assert_eq!(
+        v.pfc.xon_offset.map(|b| b.0),
+        Some(4096),
+        "the scenario's key wins"
+    );
+    let e = v.switch.ecn.as_ref().unwrap();
+    assert_eq!((e.kmin.0, e.kmax.0, e.pmax), (1_048_576, 2_097_152, 0.05));
+    let info = v.sonic.as_ref().unwrap();
+    assert_eq!(info.overridden, vec!["pfc.xon_offset".to_string()]);
+    // Each 25G host port gets the 25G profile's xoff as headroom, each 100G uplink the
+    // 100G one's.
+    assert_eq!(
+        v.pfc.headroom_for(
+            sim_core::BitRate::gbps(25),
+            crate::link::cable_delay(sim_core::Length::parse("5m").unwrap())
+        ),
+        Some(65_024)
+    );
+    assert_eq!(
+        v.pfc.headroom_for(
+            sim_core::BitRate::gbps(100),
+            crate::link::cable_delay(sim_core::Length::parse("40m").unwrap())
+        ),
+        Some(173_568)
+    );
+}

@@ -1,0 +1,176 @@
+//! A SONiC configuration's values act in the run as the closed forms say, the command line
+//! exits 2 naming the JSON path of a bad value, prints what it does not model, and exports
+//! what it imported.
+
+use crate::common::*;
+use models::sim::Sim;
+use std::path::Path;
+
+/// A scenario on a star of `hosts` 100G hosts whose switch reads `json` (written to a file).
+fn star_with(name: &str, json: &str, hosts: usize, workload: &str) -> (String, std::path::PathBuf) {
+    let dir = tmp(name);
+    let file = dir.join("config_db.json");
+    std::fs::write(&file, json).unwrap();
+    let toml = format!(
+        r#"
+        [topology]
+        kind = "star"
+        hosts = {hosts}
+        host_link = {{ rate = "100Gbps", delay = "100ns" }}
+        [switch]
+        sonic = "{}"
+        {workload}
+        "#,
+        file.display()
+    );
+    (toml, dir)
+}
+
+#[test]
+fn a_static_xoff_and_xon_offset_from_sonic_pause_as_the_pfc_closed_form_says() {
+    // As in pfc.rs: 4 senders at C into one port, static XOFF S, hysteresis X: each ingress
+    // PG pauses for N (d + h) frame times, d the frames between XOFF and XON in 256 B cells
+    // (17 per 4158 B frame), h the frames still arriving in the XOFF's round trip.
+    let (s_bytes, x_bytes) = (2_000_000u64, 100_000u64);
+    let json = format!(
+        r#"{{
+        "PORT_QOS_MAP": {{"Ethernet0": {{"pfc_enable": "3"}}}},
+        "BUFFER_POOL": {{"ingress_lossless_pool": {{"type": "ingress", "mode": "static", "size": "16777216"}}}},
+        "BUFFER_PROFILE": {{"pg_lossless_100000_5m_profile": {{"pool": "ingress_lossless_pool", "size": "0",
+            "xoff": "131072", "xon_offset": "{x_bytes}", "static_th": "{s_bytes}"}}}},
+        "BUFFER_PG": {{"Ethernet0|3": {{"profile": "pg_lossless_100000_5m_profile"}}}}
+        }}"#
+    );
+    let (toml, _dir) = star_with(
+        "sonic-xoff",
+        &json,
+        5,
+        "[[workload]]\nkind = \"incast\"\nsize = \"16MB\"",
+    );
+    let s = scenario(&toml);
+    let v = &s.variants[0];
+    assert_eq!(
+        (v.pfc.xoff.unwrap().0, v.pfc.xon_offset.unwrap().0),
+        (s_bytes, x_bytes)
+    );
+    let mut sim = Sim::new(&s, v);
+    sim.run();
+    let r = models::report::VariantReport::new(&sim, 0.0);
+    assert!(r.summary.invariants.iter().all(|i| i.ok));
+    assert_eq!(r.summary.drops, 0);
+    let (n, cell, delay_ns) = (4u64, 256u64, 100.0);
+    let (frame, wire) = (4096u64 + 62, roce_wire(4096));
+    let c = frame.div_ceil(cell);
+    let (s_cells, x_cells) = (s_bytes.div_ceil(cell), x_bytes.div_ceil(cell));
+    let drained = (s_cells.div_ceil(c) * c - (s_cells - x_cells)).div_ceil(c);
+    let frame_ns = tx_ns(wire, 100.0);
+    let lag_ns = 2.0 * delay_ns + tx_ns(84, 100.0) + 60.0 * 512.0 / 100.0;
+    let t_off = n as f64 * (drained as f64 + (lag_ns / frame_ns).ceil()) * frame_ns;
+    let mut off = Vec::new();
+    let mut open = std::collections::HashMap::new();
+    for row in &sim.log.rows {
+        match row.event {
+            "xoff" => {
+                open.insert(row.port, row.time.as_ns_f64());
+            }
+            "xon" => {
+                if let Some(t0) = open.remove(&row.port) {
+                    off.push(row.time.as_ns_f64() - t0);
+                }
+            }
+            _ => {}
+        }
+    }
+    off.sort_by(f64::total_cmp);
+    assert!(off.len() >= 100, "{} pauses", off.len());
+    assert_close(off[off.len() / 2], t_off, 0.0, 0.06, "XOFF -> XON (ns)");
+}
+
+#[test]
+fn a_wred_profiles_band_marks_what_the_queue_puts_above_it() {
+    // Two senders at C into one port, no congestion control, ECN at K with probability 1
+    // (green min = max = K, 100 %): the queue grows one frame per frame time while both send
+    // and drains as fast after, so every packet but the first and last K / frame leaving
+    // finds K or more behind it: marks = 2N - 2 K / frame.
+    let k = 400_000u64;
+    let json = format!(
+        r#"{{
+        "WRED_PROFILE": {{"W": {{"wred_green_enable": "true", "ecn": "ecn_green",
+            "green_min_threshold": "{k}", "green_max_threshold": "{k}", "green_drop_probability": "100"}}}},
+        "QUEUE": {{"Ethernet0|3": {{"wred_profile": "W"}}}}
+        }}"#
+    );
+    let flows = "[[flow]]\nsrc = \"h1\"\ndst = \"h0\"\nsize = \"4096000B\"\n[[flow]]\nsrc = \"h2\"\ndst = \"h0\"\nsize = \"4096000B\"";
+    let (toml, _dir) = star_with("sonic-wred", &json, 3, flows);
+    let r = run(&toml).remove(0);
+    let n = 1000.0;
+    let expected = 2.0 * n - 2.0 * k as f64 / (4096.0 + 62.0);
+    assert_close(r.summary.ecn_marked as f64, expected, 4.0, 0.01, "ECN marks");
+}
+
+#[test]
+fn the_command_line_names_the_json_path_warns_and_exports() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bad = r#"{"PORT_QOS_MAP": {"Ethernet0": {"pfc_enable": "3"}}, "BUFFER_PROFILE": {"p": {"xoff": "lots"}}, "BUFFER_PG": {"Ethernet0|3": {"profile": "p"}}}"#;
+    let (toml, dir) = star_with(
+        "sonic-cli",
+        bad,
+        3,
+        "[[flow]]\nsrc = \"h1\"\ndst = \"h0\"\nsize = \"1MB\"",
+    );
+    let file = dir.join("s.toml");
+    std::fs::write(&file, &toml).unwrap();
+    let o = sim_run(&file, &dir.join("out"), &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("s.toml:7") && err.contains("switch.sonic") && err.contains("BUFFER_PROFILE.p.xoff"),
+        "{err}"
+    );
+    // The shipped scenario: warnings on stderr, the settings in summary.json, and an export
+    // that imports to the same settings.
+    let s = root.join("scenarios/sonic-as7326.toml");
+    let out = dir.join("as7326");
+    let o = sim_run(&s, &out, &["--plots", "none", "--variant", "tuned"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("warning: switch.sonic") && err.contains("POLL_INTERVAL"),
+        "{err}"
+    );
+    let j = summary_json(&out);
+    let sonic = &j["variants"][0]["sonic"];
+    assert_eq!(sonic["set"]["switch.pg_alpha"], "-3");
+    assert_eq!(sonic["overridden"][0], "switch.ecn");
+    let exported = dir.join("exported.json");
+    let o = sim(&[
+        "export",
+        "sonic",
+        s.to_str().unwrap(),
+        "--variant",
+        "tuned",
+        "--out",
+        exported.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let back = models::sonic::import(&std::fs::read_to_string(&exported).unwrap()).unwrap();
+    let ecn = back
+        .set
+        .iter()
+        .find(|(k, _)| k == "switch.ecn")
+        .unwrap()
+        .1
+        .to_string();
+    assert!(
+        ecn.contains("10000B") && ecn.contains("100000B"),
+        "the tuned band: {ecn}"
+    );
+    let o = sim(&[
+        "export",
+        "sonic",
+        s.to_str().unwrap(),
+        "--out",
+        exported.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "an existing file is not replaced");
+}
