@@ -7,7 +7,7 @@ use models::ids::PortId;
 use models::sim::Sim;
 
 /// XOFF -> XON intervals and XOFF -> next XOFF periods at each port, from the event log.
-fn cycles(sim: &Sim) -> (Vec<f64>, Vec<f64>) {
+pub fn cycles(sim: &Sim) -> (Vec<f64>, Vec<f64>) {
     let mut open: std::collections::HashMap<PortId, f64> = Default::default();
     let mut last_xoff: std::collections::HashMap<PortId, f64> = Default::default();
     let (mut off, mut period) = (Vec::new(), Vec::new());
@@ -31,7 +31,7 @@ fn cycles(sim: &Sim) -> (Vec<f64>, Vec<f64>) {
     (off, period)
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+pub fn median(mut v: Vec<f64>) -> f64 {
     assert!(!v.is_empty(), "no pause cycle");
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]

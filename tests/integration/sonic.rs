@@ -66,24 +66,9 @@ fn a_static_xoff_and_xon_offset_from_sonic_pause_as_the_pfc_closed_form_says() {
     let frame_ns = tx_ns(wire, 100.0);
     let lag_ns = 2.0 * delay_ns + tx_ns(84, 100.0) + 60.0 * 512.0 / 100.0;
     let t_off = n as f64 * (drained as f64 + (lag_ns / frame_ns).ceil()) * frame_ns;
-    let mut off = Vec::new();
-    let mut open = std::collections::HashMap::new();
-    for row in &sim.log.rows {
-        match row.event {
-            "xoff" => {
-                open.insert(row.port, row.time.as_ns_f64());
-            }
-            "xon" => {
-                if let Some(t0) = open.remove(&row.port) {
-                    off.push(row.time.as_ns_f64() - t0);
-                }
-            }
-            _ => {}
-        }
-    }
-    off.sort_by(f64::total_cmp);
+    let (off, _) = crate::pfc::cycles(&sim);
     assert!(off.len() >= 100, "{} pauses", off.len());
-    assert_close(off[off.len() / 2], t_off, 0.0, 0.06, "XOFF -> XON (ns)");
+    assert_close(crate::pfc::median(off), t_off, 0.0, 0.06, "XOFF -> XON (ns)");
 }
 
 #[test]
