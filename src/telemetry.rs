@@ -59,11 +59,12 @@ impl Telemetry {
                     .collect(),
                 false => Vec::new(),
             },
-            // Tag frames whenever priorities matter: PFC, or classes other than 0 in use.
-            vlan: !sim.variant.pfc.priorities.is_empty()
-                || sim.variant.nic.control_prio != 0
-                || sim.flows.iter().any(|f| f.spec.prio != 0),
-            cnp_dscp: sim.cnp_dscp().unwrap_or(48),
+            // Tag frames whenever priorities matter (PFC, or classes other than 0 in use),
+            // unless the NICs mark the class in DSCP only (`nic.trust = "dscp"`).
+            vlan: sim.variant.nic.trust == models::nic::Trust::Pcp
+                && (!sim.variant.pfc.priorities.is_empty()
+                    || sim.variant.nic.control_prio != 0
+                    || sim.flows.iter().any(|f| f.spec.prio != 0)),
             endpoints: sim.flows.iter().map(|f| (f.spec.src, f.spec.dst)).collect(),
         };
         let captures = std::mem::take(&mut sim.captures);

@@ -120,6 +120,10 @@ pub struct Packet {
     pub flags: u8,
     /// Buffer account charged at the current switch.
     pub charge: Charge,
+    /// The IP header's DSCP, which a switch classifying by DSCP (`switch.dscp_to_tc`) turns
+    /// into the packet's class: by default `prio << 3 | 2` (26 for priority 3, the common
+    /// RoCEv2 marking), a CNP's `cnp_dscp`.
+    pub dscp: u8,
 }
 
 impl Packet {
@@ -156,6 +160,7 @@ impl Packet {
             prio,
             flags: 0,
             charge: Charge::None,
+            dscp: (prio & 7) << 3 | 2,
         }
     }
 

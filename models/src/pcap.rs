@@ -35,8 +35,6 @@ pub struct FrameContext {
     pub per_flow: Vec<Transport>,
     /// 802.1Q-tag data frames (priorities in use).
     pub vlan: bool,
-    /// DSCP of CNPs (DCQCN `cnp_dscp`).
-    pub cnp_dscp: u8,
     /// Each flow's (source, destination) hosts.
     pub endpoints: Vec<(HostId, HostId)>,
 }
@@ -143,11 +141,7 @@ pub fn encode(
             body.resize(body.len() + pad, 0);
         }
     }
-    let dscp = if pkt.kind == Kind::Cnp {
-        ctx.cnp_dscp
-    } else {
-        (pkt.prio << 3) | 2
-    };
+    let dscp = pkt.dscp;
     let ecn = if pkt.has(flags::CE) {
         3
     } else if pkt.has(flags::ECT) {
@@ -411,7 +405,6 @@ mod tests {
             transport: t,
             per_flow: Vec::new(),
             vlan,
-            cnp_dscp: 48,
             endpoints: vec![(HostId(1), HostId(2))],
         }
     }

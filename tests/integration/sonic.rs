@@ -159,3 +159,46 @@ fn the_command_line_names_the_json_path_warns_and_exports() {
     ]);
     assert_eq!(o.status.code(), Some(2), "an existing file is not replaced");
 }
+
+#[test]
+fn rocev2_marked_dscp_26_lands_in_azures_lossy_class_until_the_map_says_otherwise() {
+    // SONiC's AZURE DSCP_TO_TC_MAP sends DSCP 26 (the usual RoCEv2 marking, priority 3 here)
+    // to TC 1, which is lossy: an incast into a small buffer then drops where PFC would
+    // have paused. Mapping 26 to 3, as a lossless RoCEv2 deployment must, makes it lossless.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/sonic/as7326-56x.json");
+    let toml = |extra: &str| {
+        format!(
+            r#"
+            [topology]
+            kind = "star"
+            hosts = 9
+            host_link = {{ rate = "25Gbps", cable = "5m" }}
+            [switch]
+            asic = "trident3"
+            sonic = "{}"
+            buffer = "3MB"
+            {extra}
+            [nic]
+            trust = "dscp"
+            [[workload]]
+            kind = "incast"
+            size = "1MB"
+            "#,
+            root.display()
+        )
+    };
+    let azure = run(&toml("")).remove(0);
+    assert!(azure.summary.drops > 0, "lossy TC 1 drops");
+    assert_eq!(azure.summary.pfc_pause_frames, 0, "no PFC on TC 1");
+    let fixed = run(&toml(r#"dscp_to_tc = { "26" = 3 }"#)).remove(0);
+    assert_eq!(fixed.summary.drops, 0);
+    assert!(fixed.summary.pfc_pause_frames > 0, "TC 3 is lossless: it pauses");
+    // The drops are the lossy queue's, at the incast port.
+    let lossy = |r: &models::report::VariantReport| {
+        r.counters
+            .iter()
+            .find(|c| &*c.node == "sw0" && &*c.port == "to-h0" && &*c.counter == "drop_lossy_buffer_full")
+            .map_or(0, |c| c.value)
+    };
+    assert_eq!((lossy(&azure) > 0, lossy(&fixed)), (true, 0));
+}

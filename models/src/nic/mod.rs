@@ -49,6 +49,17 @@ pub struct HostCounters {
     pub local_ack_timeout_err: u64,
 }
 
+/// Where a frame's priority is read from (`nic.trust`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Trust {
+    /// The 802.1Q tag's PCP.
+    #[default]
+    Pcp,
+    /// The IP header's DSCP; frames go untagged.
+    Dscp,
+}
+
 /// The transport protocol of every flow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -128,6 +139,11 @@ pub struct NicConfig {
     /// UET: 802.1p priority of ACKs, NACKs and credits (control, ahead of data).
     #[serde(default = "default_control_prio")]
     pub control_prio: u8,
+    /// How frames carry their priority: `pcp` (an 802.1Q tag, mlx5's default trust) or
+    /// `dscp` (untagged, the class read from the IP DSCP: `mlnx_qos --trust dscp`, the usual
+    /// SONiC setting). With `dscp`, switches classify by `switch.dscp_to_tc`.
+    #[serde(default)]
+    pub trust: Trust,
 }
 
 /// 100 ms: far above any round trip, far below a run's length.
@@ -177,6 +193,7 @@ impl Default for NicConfig {
             ack_timeout: None,
             credit_timeout: None,
             control_prio: default_control_prio(),
+            trust: Trust::Pcp,
         }
     }
 }

@@ -123,6 +123,10 @@ impl<'a> Sim<'a> {
             path_rtt,
             path_hops,
             network_rtt,
+            dscp_classes: variant
+                .switch
+                .dscp_classes(variant.nic.trust == crate::nic::Trust::Dscp)
+                .expect("checked at validation"),
             uet_maxwnd,
             pacers: vec![Pacer::default(); hosts],
             dependents,

@@ -158,6 +158,9 @@ pub struct Sim<'a> {
     path_hops: Vec<u8>,
     /// The longest unloaded round trip of any flow's path.
     network_rtt: Duration,
+    /// The class switches give each DSCP (`u8::MAX`: keep the frame's), when they classify
+    /// by DSCP.
+    dscp_classes: Option<[u8; 64]>,
     /// 1.5 BDP per host: RCCC's speculative credit.
     uet_maxwnd: Vec<u64>,
     /// RCCC credit pacers, per receiving host.
@@ -398,17 +401,6 @@ impl Sim<'_> {
             let at = self.now + self.sampler.interval;
             self.queue.push(at, Event::Sample);
         }
-    }
-
-    /// The DSCP this variant's NICs put on CNPs (DCQCN `cnp_dscp`), if they send any.
-    pub fn cnp_dscp(&self) -> Option<u8> {
-        self.variant
-            .resolved
-            .dcqcn
-            .iter()
-            .flatten()
-            .next()
-            .map(|d| d.cnp_dscp)
     }
 
     /// Copy a frame `p` sent (`tx`) or received to the captures mirroring `p`.

@@ -127,6 +127,13 @@ impl Sim<'_> {
     /// Switch `s` (node `node`) took a frame in on `in_port`: it decides; the run accounts the
     /// trim or drop, asserts PFC and starts the egress.
     fn switch_receive(&mut self, s: SwitchId, node: NodeId, in_port: PortId, mut pkt: Packet) {
+        if let Some(classes) = &self.dscp_classes {
+            // Classification by DSCP (SONiC's dscp_to_tc_map) sets the frame's class here.
+            let c = classes[pkt.dscp as usize & 63];
+            if c != u8::MAX && pkt.kind != Kind::Pause {
+                pkt.prio = c;
+            }
+        }
         if pkt.kind == Kind::Data && pkt.int_ref() != 0 {
             // The switch's INT record takes room from the start: buffers count it.
             let grown = self.net.int.push(pkt.int_ref());

@@ -102,7 +102,11 @@ pub fn export(s: &Scenario, v: &Variant, switch: usize) -> Result<Value, String>
         for &q in &lossy_queues {
             bq.insert(format!("{p}|{q}"), json!({ "profile": "egress_lossy_profile" }));
         }
-        qos.insert(p.clone(), json!({ "pfc_enable": list(&lossless) }));
+        let mut q = json!({ "pfc_enable": list(&lossless) });
+        if sw.dscp_to_tc.is_some() {
+            q["dscp_to_tc_map"] = "SIM".into();
+        }
+        qos.insert(p.clone(), q);
         if !lossless.is_empty() {
             let ms = pfc.watchdog.0.div_ceil(1_000_000_000).max(1);
             wd.insert(
@@ -112,6 +116,13 @@ pub fn export(s: &Scenario, v: &Variant, switch: usize) -> Result<Value, String>
         }
     }
     out.insert("CABLE_LENGTH".into(), json!({ "SIM": cable_t }));
+    if let Some(m) = &sw.dscp_to_tc {
+        let t: Map<String, Value> = m
+            .iter()
+            .map(|(d, c)| (d.clone(), Value::String(c.to_string())))
+            .collect();
+        out.insert("DSCP_TO_TC_MAP".into(), json!({ "SIM": t }));
+    }
     out.insert("BUFFER_PG".into(), Value::Object(pg));
     out.insert("BUFFER_QUEUE".into(), Value::Object(bq));
     out.insert("PORT_QOS_MAP".into(), Value::Object(qos));

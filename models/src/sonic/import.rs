@@ -13,6 +13,7 @@
 //! | `QUEUE.<port>|<q>.wred_profile` with ECN, green thresholds | `switch.ecn` (kmin, kmax, pmax) |
 //! | `QUEUE.<port>|<q>.scheduler` DWRR/WRR weights | `switch.scheduler.dwrr` |
 //! | `PFC_WD.<port>.detection_time` | `pfc.watchdog` |
+//! | `PORT_QOS_MAP.<port>.dscp_to_tc_map` and its `DSCP_TO_TC_MAP` | `switch.dscp_to_tc` |
 //!
 //! Port speeds come from `PORT.<port>.speed`, else from the lossless profile's name
 //! (`pg_lossless_<Mb/s>_<cable>_profile`, buffermgrd's convention).
@@ -216,8 +217,38 @@ fn maps(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Imported) 
             }
         }
     }
-    if root.contains_key("DSCP_TO_TC_MAP") {
-        out.warn("DSCP_TO_TC_MAP: read, not applied: flows carry their priority (nic.prio of each workload)");
+    // DSCP classification: the map PORT_QOS_MAP names (its "global" entry, else the ports').
+    let qos = table(root, "PORT_QOS_MAP")?;
+    let mut names = BTreeSet::new();
+    for (port, o) in &qos {
+        if let Some(n) = text(o, &format!("PORT_QOS_MAP.{port}"), "dscp_to_tc_map")? {
+            names.insert(reference(&n).to_string());
+        }
+    }
+    if names.len() > 1 {
+        out.warn("PORT_QOS_MAP: ports name different DSCP_TO_TC_MAPs; the model classifies every port by the first");
+    }
+    if let Some(name) = names.first() {
+        let maps: BTreeMap<&str, &Map<String, Value>> = table(root, "DSCP_TO_TC_MAP")?.into_iter().collect();
+        let m = maps
+            .get(name.as_str())
+            .ok_or_else(|| err("PORT_QOS_MAP", format!("no DSCP_TO_TC_MAP named {name:?}")))?;
+        let mut t = toml::Table::new();
+        for (dscp, tc) in *m {
+            let path = format!("DSCP_TO_TC_MAP.{name}.{dscp}");
+            let d: u8 = dscp
+                .parse()
+                .ok()
+                .filter(|&d| d < 64)
+                .ok_or_else(|| err(&path, "expected a DSCP 0..=63"))?;
+            let c: u8 = tc
+                .as_str()
+                .and_then(|c| c.parse().ok())
+                .filter(|&c| c < 8)
+                .ok_or_else(|| err(&path, "expected a class \"0\"..\"7\""))?;
+            t.insert(d.to_string(), T::Integer(c as i64));
+        }
+        out.put("switch.dscp_to_tc", T::Table(t));
     }
     Ok(())
 }

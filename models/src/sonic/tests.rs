@@ -44,6 +44,15 @@ fn the_trident3_example_sets_its_templates_values() {
         assert_eq!(s.get(k).map(String::as_str), Some(v), "{k}");
     }
     assert!(s["switch.scheduler.dwrr"].contains("3 = 15") && s["switch.scheduler.dwrr"].contains("0 = 14"));
+    // SONiC's AZURE map: DSCP 3 and 4 are the lossless classes, 26 (RoCEv2's usual marking)
+    // goes to TC 1, 46 to 5, 48 to 6.
+    let dscp = &s["switch.dscp_to_tc"];
+    for (d, tc) in [(3, 3), (4, 4), (26, 1), (46, 5), (48, 6), (0, 1)] {
+        assert!(
+            dscp.contains(&format!(" {d} = {tc},")) || dscp.contains(&format!("{{ {d} = {tc},")),
+            "DSCP {d}: {dscp}"
+        );
+    }
 }
 
 #[test]
@@ -66,7 +75,6 @@ fn every_field_the_model_does_not_act_on_is_named() {
         "POLL_INTERVAL",
         "pfcwd_sw_enable",
         "BUFFER_POOL.ingress_lossless_pool.xoff",
-        "DSCP_TO_TC_MAP",
         "yellow and red",
         "action",
     ] {

@@ -61,6 +61,11 @@ pub struct SwitchConfig {
     /// Time for routing to converge after a cable fails or is repaired.
     #[serde(default = "default_failover")]
     pub failover: sim_core::Duration,
+    /// Classify arriving frames by their DSCP: `{ "26" = 3, "48" = 6 }` (SONiC's
+    /// DSCP_TO_TC_MAP); a DSCP not listed keeps the frame's class. Unset: by the 802.1Q
+    /// priority, or with `nic.trust = "dscp"` by DSCP >> 3 (ConnectX's default dscp2prio).
+    #[serde(default)]
+    pub dscp_to_tc: Option<std::collections::BTreeMap<String, u8>>,
     /// A SONiC `config_db.json` whose buffer, PFC, ECN, scheduler and watchdog tables set
     /// this variant's switch settings (`crate::sonic`); keys written here win over it.
     #[serde(default)]
@@ -70,6 +75,41 @@ pub struct SwitchConfig {
 /// 100 us: an ASIC's fast ECMP failover rather than a routing protocol's seconds.
 fn default_failover() -> sim_core::Duration {
     sim_core::Duration::from_us(100)
+}
+
+impl SwitchConfig {
+    /// The class of each DSCP at a switch's ingress (None: frames keep their 802.1Q class),
+    /// given whether the NICs send untagged (`nic.trust = "dscp"`).
+    pub fn dscp_classes(&self, untagged: bool) -> Result<Option<[u8; 64]>, FieldError> {
+        let mut m: [u8; 64] = std::array::from_fn(|d| (d >> 3) as u8);
+        match &self.dscp_to_tc {
+            None if !untagged => return Ok(None),
+            None => {}
+            Some(map) => {
+                let mut keep: [u8; 64] = [u8::MAX; 64];
+                for (k, &tc) in map {
+                    let key = format!("switch.dscp_to_tc.{k}");
+                    let d: usize = k
+                        .parse()
+                        .ok()
+                        .filter(|&d| d < 64)
+                        .ok_or_else(|| FieldError::new(&key, format!("a DSCP 0..=63, got {k:?}")))?;
+                    if tc > 7 {
+                        return Err(FieldError::new(&key, format!("a class 0..=7, got {tc}")));
+                    }
+                    keep[d] = tc;
+                }
+                for d in 0..64 {
+                    if keep[d] != u8::MAX {
+                        m[d] = keep[d];
+                    } else if !untagged {
+                        m[d] = u8::MAX; // unlisted: keep the tag's class
+                    }
+                }
+            }
+        }
+        Ok(Some(m))
+    }
 }
 
 impl Default for SwitchConfig {
@@ -90,6 +130,7 @@ impl Default for SwitchConfig {
             latency: sim_core::Duration::ZERO,
             scheduler: Default::default(),
             failover: default_failover(),
+            dscp_to_tc: None,
             sonic: None,
         }
     }
@@ -112,6 +153,7 @@ pub const MAX_PORTS: u32 = 65_536;
 impl SwitchConfig {
     pub fn validate(&self) -> Result<(), FieldError> {
         self.scheduler.weights()?;
+        self.dscp_classes(false)?;
         let p = self.asic.profile();
         if self.buffer.is_some_and(|b| b.0 < 4096) {
             return Err(FieldError::new("switch.buffer", "must be at least 4KiB"));

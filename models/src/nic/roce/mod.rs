@@ -87,7 +87,7 @@ pub fn on_data(
                 flow.cnps_sent += 1;
                 counters.np_cnp_sent += 1;
                 let mut p = Packet::control(Kind::Cnp, pkt.flow, src, 0, roce_cnp_frame(), params.cnp_prio);
-                p.entropy = pkt.entropy;
+                (p.entropy, p.dscp) = (pkt.entropy, params.cnp_dscp);
                 out.cnp = Some(p);
             }
         }
