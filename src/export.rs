@@ -12,7 +12,8 @@ use std::process::ExitCode;
 #[derive(Subcommand, Debug)]
 pub enum ExportCommand {
     /// SONiC config_db.json tables: BUFFER_POOL, BUFFER_PROFILE, BUFFER_PG, BUFFER_QUEUE,
-    /// PORT_QOS_MAP, WRED_PROFILE, QUEUE, SCHEDULER, PFC_WD, PORT.
+    /// PORT_QOS_MAP, DSCP_TO_TC_MAP, WRED_PROFILE, QUEUE, SCHEDULER, PFC_WD, PORT,
+    /// CABLE_LENGTH.
     Sonic(SonicArgs),
 }
 
