@@ -50,6 +50,23 @@ const TWO_AT_ONCE: &str = r#"
     size = "20MB"
 "#;
 
+/// A 20 MB flow h1 -> h0 from the start and a flow of `second` h2 -> h0 from 500 us.
+fn late_start(second: &str) -> String {
+    format!(
+        r#"
+        [[flow]]
+        src = "h1"
+        dst = "h0"
+        size = "20MB"
+        [[flow]]
+        src = "h2"
+        dst = "h0"
+        size = "{second}"
+        start = "500us"
+        "#
+    )
+}
+
 /// Run the scenario's one variant, check its invariants, and hand the finished run to `f`.
 fn with_run<T>(toml: &str, f: impl FnOnce(&Sim, &VariantReport) -> T) -> T {
     let s = scenario(toml);
@@ -123,7 +140,7 @@ fn hpcc_holds_the_bottleneck_at_eta_with_an_empty_queue() {
         let frame_int = FRAME + 16.0 + 20.0;
         let bytes = 2.0 * 20e6 * frame_int / 1000.0;
         let expected = bytes * 8.0 / (B * u) * 1e9;
-        let last = r.flows.iter().filter_map(|f| f.finish_ns).fold(0.0, f64::max);
+        let last = last_finish(r);
         // Both start at line rate (W = B T): one round trip of overload, then eta.
         assert_close(last, expected, 0.0, 0.015, "two HPCC flows at eta");
         let q = mean_in(&bottleneck_queue(sim), 200_000.0, 0.9 * last);
@@ -144,18 +161,7 @@ fn hpcc_holds_the_bottleneck_at_eta_with_an_empty_queue() {
 fn hpcc_shares_a_link_within_a_few_round_trips_of_a_second_flow_starting() {
     // A newcomer starts at line rate (W = B T) against an incumbent at eta B T: the next
     // full update scales both by the same eta / U, which leaves them about equal.
-    let flows = r#"
-        [[flow]]
-        src = "h1"
-        dst = "h0"
-        size = "20MB"
-        [[flow]]
-        src = "h2"
-        dst = "h0"
-        size = "10MB"
-        start = "500us"
-    "#;
-    let toml = fabric(flows, r#"nic.cc = { kind = "hpcc" }"#, "");
+    let toml = fabric(&late_start("10MB"), r#"nic.cc = { kind = "hpcc" }"#, "");
     with_run(&toml, |sim, _| {
         let t = base_rtt_ns();
         let from = 500_000.0 + 10.0 * t;
@@ -190,7 +196,7 @@ fn swift_holds_the_round_trip_at_its_target_and_the_link_busy_on_either_transpor
         with_run(&toml, |sim, r| {
             let wire = frame + 20.0;
             let expected_q = (20_000.0 - base_rtt_ns()) * 1e-9 * B / 8.0 * frame / wire;
-            let last = r.flows.iter().filter_map(|f| f.finish_ns).fold(0.0, f64::max);
+            let last = last_finish(r);
             let q = mean_in(&bottleneck_queue(sim), 300_000.0, 0.9 * last);
             assert_close(
                 q,
@@ -215,20 +221,10 @@ fn swift_holds_the_round_trip_at_its_target_and_the_link_busy_on_either_transpor
 fn swift_flow_scaling_shares_fairly_after_a_late_start() {
     // Section 3.5: the smaller window gets the larger target, so the newcomer grows while
     // the incumbent backs off, until both are equal (Jain's index of the two rates near 1).
-    let flows = r#"
-        [[flow]]
-        src = "h1"
-        dst = "h0"
-        size = "20MB"
-        [[flow]]
-        src = "h2"
-        dst = "h0"
-        size = "20MB"
-        start = "500us"
-    "#;
+    let flows = late_start("20MB");
     // 4 KiB packets, so the windows (tens of packets) are inside the flow-scaling range
     // (under fs_max = 100 packets).
-    let toml = fabric(flows, r#"nic.cc = { kind = "swift" }"#, "").replace("1000B", "4096B");
+    let toml = fabric(&flows, r#"nic.cc = { kind = "swift" }"#, "").replace("1000B", "4096B");
     with_run(&toml, |sim, _| {
         let (a, b) = (rate(sim, 0, 1.5e6, 2.5e6), rate(sim, 1, 1.5e6, 2.5e6));
         let jain = (a + b).powi(2) / (2.0 * (a * a + b * b));
@@ -279,7 +275,7 @@ fn swift_paces_a_large_incast_below_one_packet_per_round_trip() {
             smallest < 4096.0,
             "the smallest window was {smallest} B: never under a packet"
         );
-        let last = r.flows.iter().filter_map(|f| f.finish_ns).fold(0.0, f64::max);
+        let last = last_finish(r);
         let line = 256.0 * 65_536.0 * (4096.0 + 62.0 + 20.0) / 4096.0 * 8.0 / B * 1e9;
         assert!(
             last < line * 1.05,
@@ -334,13 +330,7 @@ fn int_headers_are_on_the_wire_and_echoed_in_the_acks() {
     "#;
     let toml = fabric(flows, r#"nic.cc = { kind = "hpcc" }"#, "");
     with_run(&toml, |_, r| {
-        let tx = |node: &str, port: &str| {
-            r.counters
-                .iter()
-                .find(|c| &*c.node == node && &*c.port == port && &*c.counter == "tx_bytes")
-                .map(|c| c.value)
-                .unwrap()
-        };
+        let tx = |node: &str, port: &str| counter(r, node, port, "tx_bytes");
         assert_eq!(
             tx("h1", "to-sw0"),
             1000 * (1062 + 16),

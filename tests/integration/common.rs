@@ -95,3 +95,16 @@ pub fn assert_close(got: f64, expected: f64, tol_abs: f64, tol_rel: f64, what: &
         "{what}: got {got}, expected {expected} (tolerance {tol})"
     );
 }
+
+/// Counter `name` of port `port` at `node` in a variant's report (0 if absent).
+pub fn counter(r: &models::report::VariantReport, node: &str, port: &str, name: &str) -> u64 {
+    r.counters
+        .iter()
+        .find(|c| &*c.node == node && &*c.port == port && &*c.counter == name)
+        .map_or(0, |c| c.value)
+}
+
+/// When the last flow of a variant finished at its receiver (ns; 0 if none did).
+pub fn last_finish(r: &models::report::VariantReport) -> f64 {
+    r.flows.iter().filter_map(|f| f.finish_ns).fold(0.0, f64::max)
+}

@@ -52,11 +52,7 @@ fn adequate_headroom_means_no_lossless_drop_and_half_of_it_drops() {
 
 /// Peak occupancy of `port` at `node` for the first variant.
 fn peak(r: &models::report::VariantReport, node: &str, port: &str) -> f64 {
-    r.counters
-        .iter()
-        .find(|c| &*c.node == node && &*c.port == port && &*c.counter == "peak_queue_bytes")
-        .unwrap()
-        .value as f64
+    counter(r, node, port, "peak_queue_bytes") as f64
 }
 
 #[test]

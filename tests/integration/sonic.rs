@@ -194,11 +194,6 @@ fn rocev2_marked_dscp_26_lands_in_azures_lossy_class_until_the_map_says_otherwis
     assert_eq!(fixed.summary.drops, 0);
     assert!(fixed.summary.pfc_pause_frames > 0, "TC 3 is lossless: it pauses");
     // The drops are the lossy queue's, at the incast port.
-    let lossy = |r: &models::report::VariantReport| {
-        r.counters
-            .iter()
-            .find(|c| &*c.node == "sw0" && &*c.port == "to-h0" && &*c.counter == "drop_lossy_buffer_full")
-            .map_or(0, |c| c.value)
-    };
+    let lossy = |r| counter(r, "sw0", "to-h0", "drop_lossy_buffer_full");
     assert_eq!((lossy(&azure) > 0, lossy(&fixed)), (true, 0));
 }

@@ -464,20 +464,22 @@ impl Sim<'_> {
 
     /// Packets inside the fabric that carry an INT stack.
     pub fn int_in_flight(&self) -> usize {
-        let pool = &self.net.pool;
-        let rx = self.rx.iter().flatten().flat_map(|b| b.drain.held(pool));
-        let held = self.net.ports.iter().flat_map(|p| p.held(pool)).chain(rx);
-        let flying = self.net.links.iter().flat_map(|l| l.in_flight(pool));
-        held.chain(flying).filter(|p| self.carries_int(p)).count()
+        self.in_fabric().filter(|p| self.carries_int(p)).count()
     }
 
     /// Packets and frame bytes still inside the fabric (queued, serializing, on a wire).
     pub fn in_flight(&self) -> (u64, u64) {
+        self.in_fabric()
+            .fold((0, 0), |(n, b), p| (n + 1, b + p.frame as u64))
+    }
+
+    /// Every frame inside the fabric: in port queues and service, NIC receive buffers, on
+    /// cables.
+    fn in_fabric(&self) -> impl Iterator<Item = &Packet> {
         let pool = &self.net.pool;
         let rx = self.rx.iter().flatten().flat_map(|b| b.drain.held(pool));
         let held = self.net.ports.iter().flat_map(|p| p.held(pool)).chain(rx);
         let flying = self.net.links.iter().flat_map(|l| l.in_flight(pool));
         held.chain(flying)
-            .fold((0, 0), |(n, b), p| (n + 1, b + p.frame as u64))
     }
 }

@@ -144,7 +144,7 @@ pub fn import(src: &str) -> Result<Imported, JsonError> {
 
 /// Every table and field the model does not act on, as warnings (one per table or field).
 fn unread_fields(root: &Map<String, Value>, out: &mut Imported) -> Result<(), JsonError> {
-    for (name, v) in root {
+    for name in root.keys() {
         let Some((_, fields)) = READ.iter().find(|(t, _)| t == name) else {
             out.warn(format!(
                 "{name}: table not read (the model has nothing it configures)"
@@ -165,7 +165,6 @@ fn unread_fields(root: &Map<String, Value>, out: &mut Imported) -> Result<(), Js
         for f in unknown {
             out.warn(format!("{name}.*.{f}: not modelled"));
         }
-        let _ = v;
     }
     Ok(())
 }
@@ -431,8 +430,10 @@ fn buffers(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Importe
             if let Some(name) = profile(&path, o)? {
                 lossy.get_or_insert(name);
             }
-        } else if profile(&path, o)?.is_some() {
-            // Lossless queues: the model puts no egress limit on them.
+        } else {
+            // A lossless queue's profile is checked to exist; the model puts no egress
+            // limit on lossless queues.
+            profile(&path, o)?;
         }
     }
     if let Some(name) = lossy {
