@@ -162,6 +162,41 @@ pub fn write_results(
         }
     }
     files::write(&dir.join("counters.csv"), &counters.into_inner()?)?;
+    write_sonic(dir, reports)
+}
+
+/// `sonic_counters.csv`, when a variant asks for it (`switch.sonic_counters`, or a
+/// `switch.sonic` file): `variant,switch,interface,port,command,column,counter,value`.
+fn write_sonic(dir: &Path, reports: &[VariantReport]) -> Result<()> {
+    if reports.iter().all(|r| r.sonic.is_empty()) {
+        return Ok(());
+    }
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "variant",
+        "switch",
+        "interface",
+        "port",
+        "command",
+        "column",
+        "counter",
+        "value",
+    ])?;
+    for r in reports {
+        for c in &r.sonic {
+            w.write_record([
+                r.summary.name.as_str(),
+                &c.switch,
+                &c.interface,
+                &c.port,
+                c.command,
+                &c.column,
+                c.counter,
+                &c.value,
+            ])?;
+        }
+    }
+    files::write(&dir.join("sonic_counters.csv"), &w.into_inner()?)?;
     Ok(())
 }
 

@@ -57,10 +57,20 @@ pub fn run(args: &RunArgs, started: Instant) -> Result<ExitCode> {
     let mut scenario = models::load(&args.file, &ov)?;
     let mut said = std::collections::BTreeSet::new();
     for v in &scenario.variants {
-        let Some(s) = &v.sonic else { continue };
-        for w in &s.imported.warnings {
-            if said.insert((s.file.clone(), w.clone())) {
-                eprintln!("warning: switch.sonic {}: {w}", s.file);
+        let tiers = v
+            .tiers
+            .iter()
+            .filter_map(|t| Some((format!("switch.tier.{}.sonic", t.name), t.sonic.as_ref()?)));
+        let files = v
+            .sonic
+            .iter()
+            .map(|s| ("switch.sonic".to_string(), s))
+            .chain(tiers);
+        for (key, s) in files {
+            for w in &s.imported.warnings {
+                if said.insert((s.file.clone(), w.clone())) {
+                    eprintln!("warning: {key} {}: {w}", s.file);
+                }
             }
         }
     }

@@ -40,6 +40,9 @@ drop_reasons! {
     NicRxFull => "nic_rx_full",
     /// Sent onto, or caught on, a cable that had failed.
     LinkDown => "link_down",
+    /// Discarded by a switch's PFC watchdog (`pfc.watchdog_action = "drop"`): queued for, or
+    /// arriving from, a port whose priority is in a PFC storm.
+    PfcWatchdog => "pfc_watchdog",
 }
 
 #[cfg(test)]
@@ -51,6 +54,6 @@ mod tests {
         for (i, r) in DropReason::ALL.iter().enumerate() {
             assert_eq!(*r as usize, i, "{}", r.name());
         }
-        assert_eq!(DropReason::COUNT, 6);
+        assert_eq!(DropReason::COUNT, 7);
     }
 }

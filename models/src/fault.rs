@@ -4,6 +4,11 @@
 //! (counted as `link_down` drops). Routing converges `switch.failover` after each change
 //! (ASIC fast failover of an ECMP group, or a routing protocol's convergence): until then the
 //! switches keep hashing onto the dead port. Random frame errors are the cable's `loss`.
+//!
+//! A PFC storm (`kind = "pfc-storm"`) is the first node of `link` sending XOFF for `priority`
+//! onto the cable without pause, whatever its buffer holds, from `at` to `until`: a hung NIC
+//! or driver, or a storm generator (SONiC's PFC watchdog tests use one, `pfc_gen.py`). After
+//! `until` the port sends XON once its buffer allows.
 
 use crate::error::FieldError;
 use crate::ids::NodeId;
@@ -20,6 +25,8 @@ pub enum FaultKind {
     Degrade,
     /// The cable fails at `at` and comes back `period` later, `count` times, every 2 periods.
     Flap,
+    /// The first node of `link` pauses the second on `priority` from `at` (until `until`).
+    PfcStorm,
 }
 
 /// One `[[fault]]` as written.
@@ -38,6 +45,9 @@ pub struct FaultConfig {
     pub period: Option<Duration>,
     #[serde(default)]
     pub count: Option<u32>,
+    /// The priority a PFC storm pauses.
+    #[serde(default)]
+    pub priority: Option<u8>,
 }
 
 /// What happens to a cable at a moment.
@@ -46,6 +56,8 @@ pub enum Action {
     Down,
     Up,
     Rate(BitRate),
+    /// The port of `a` toward `b` starts (true) or stops (false) a PFC storm on a priority.
+    PfcStorm(u8, bool),
 }
 
 /// A resolved fault: at `at`, `action` on the cable between `a` and `b`.
@@ -108,6 +120,21 @@ pub fn resolve(faults: &[FaultConfig], t: &Topology) -> Result<Vec<FaultAction>,
                     push(Time::ZERO + u, Action::Rate(full));
                 }
             }
+            FaultKind::PfcStorm => {
+                let prio = f.priority.ok_or_else(|| {
+                    FieldError::new(key("priority"), "a PFC storm needs the `priority` it pauses")
+                })?;
+                if prio > 7 {
+                    return Err(FieldError::new(
+                        key("priority"),
+                        format!("802.1p priorities are 0..=7, got {prio}"),
+                    ));
+                }
+                push(at, Action::PfcStorm(prio, true));
+                if let Some(u) = f.until {
+                    push(Time::ZERO + u, Action::PfcStorm(prio, false));
+                }
+            }
             FaultKind::Flap => {
                 let period = f
                     .period
@@ -164,6 +191,7 @@ mod tests {
             rate: None,
             period: Some(Duration::from_us(5)),
             count: Some(2),
+            priority: None,
         }
     }
 

@@ -65,6 +65,15 @@ pub struct PfcConfig {
     /// A port paused (or pausing its peer) continuously for longer than this counts a storm.
     #[serde(default = "default_watchdog")]
     pub watchdog: Duration,
+    /// What a switch's PFC watchdog does to an egress queue paused for `watchdog` without a
+    /// break (SONiC `PFC_WD.action`): "off" (storms are counted only), "alert", "drop",
+    /// "forward" (`crate::sim::pfc_wd`).
+    #[serde(default)]
+    pub watchdog_action: WatchdogAction,
+    /// A stormed queue is restored after this long with no PFC frame on its priority (SONiC
+    /// `PFC_WD.restoration_time`; default twice `watchdog`, as `config pfcwd start` sets it).
+    #[serde(default)]
+    pub watchdog_restore: Option<Duration>,
     /// A cycle of egress ports, each paused by the next with frames for it waiting and no
     /// data frame leaving any of them for this long, is reported as a PFC deadlock.
     #[serde(default = "default_deadlock_timeout")]
@@ -73,6 +82,33 @@ pub struct PfcConfig {
     /// "continue" (reported, the run goes on to its limits).
     #[serde(default)]
     pub on_deadlock: OnDeadlock,
+}
+
+/// The PFC watchdog's mitigation (SONiC's pfcwd orchagent handlers, `pfcactionhandler.cpp`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WatchdogAction {
+    /// No watchdog on the queues; pauses longer than `watchdog` are counted as storms.
+    #[default]
+    Off,
+    /// Storms detected and restored are counted; PFC is not touched.
+    Alert,
+    /// PFC on the priority is disabled on the port (received frames ignored, none sent) and
+    /// the queue's frames, and those arriving on the port at that priority, are dropped.
+    Drop,
+    /// PFC on the priority is disabled on the port; frames keep flowing, now lossy.
+    Forward,
+}
+
+impl WatchdogAction {
+    pub fn name(self) -> &'static str {
+        match self {
+            WatchdogAction::Off => "off",
+            WatchdogAction::Alert => "alert",
+            WatchdogAction::Drop => "drop",
+            WatchdogAction::Forward => "forward",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -120,6 +156,8 @@ impl Default for PfcConfig {
             xoff: None,
             xon_offset: None,
             watchdog: default_watchdog(),
+            watchdog_action: WatchdogAction::Off,
+            watchdog_restore: None,
             deadlock_timeout: default_deadlock_timeout(),
             on_deadlock: OnDeadlock::Stop,
         }
@@ -151,10 +189,25 @@ impl PfcConfig {
                 )
             })?;
         }
+        if self.watchdog == Duration::ZERO {
+            return Err(FieldError::new("pfc.watchdog", "must be greater than zero"));
+        }
+        if self.watchdog_restore == Some(Duration::ZERO) {
+            return Err(FieldError::new(
+                "pfc.watchdog_restore",
+                "must be greater than zero",
+            ));
+        }
         if self.deadlock_timeout < Duration::from_ns(4) {
             return Err(FieldError::new("pfc.deadlock_timeout", "must be at least 4ns"));
         }
         Ok(())
+    }
+
+    /// How long a stormed queue must see no PFC frame to be restored.
+    pub fn restoration(&self) -> Duration {
+        self.watchdog_restore
+            .unwrap_or(Duration(self.watchdog.0.saturating_mul(2)))
     }
 
     /// The headroom configured for a port of `rate` on a cable of `delay`, if any.
@@ -335,9 +388,7 @@ impl PauseState {
         let start = now + response;
         if quanta == 0 {
             // XON: resume now (a port resumes as soon as it parses the frame).
-            self.close(p, now.max(self.from[p]).min(self.until[p]), watchdog);
-            self.until[p] = now;
-            self.armed.remove(prio);
+            self.lift(prio, now, watchdog);
             return now;
         }
         let end = start + PfcConfig::pause_time(rate, quanta);
@@ -363,6 +414,26 @@ impl PauseState {
         }
     }
 
+    /// When the continuous pause on `p` in force (or about to be: frames act after the
+    /// port's response time) began; None when no pause is pending.
+    pub fn paused_since(&self, p: u8, now: Time) -> Option<Time> {
+        let p = p as usize;
+        self.open[p].filter(|_| now < self.until[p])
+    }
+
+    /// When the pause on `p` ends, as the frames received so far set it.
+    pub fn paused_until(&self, p: u8) -> Time {
+        self.until[p as usize]
+    }
+
+    /// Lift the pause on `p` now, as an XON would (a PFC watchdog disabling PFC on it).
+    pub fn lift(&mut self, p: u8, now: Time, watchdog: Duration) {
+        let i = p as usize;
+        self.close(i, now.max(self.from[i]).min(self.until[i]), watchdog);
+        self.until[i] = now;
+        self.armed.remove(p);
+    }
+
     /// Close every open interval at `now` (end of run) for the counters.
     pub fn finish(&mut self, now: Time, watchdog: Duration) {
         for p in 0..8 {
@@ -377,6 +448,8 @@ impl PauseState {
 pub struct XoffState {
     /// Priorities in XOFF.
     pub mask: PrioMask,
+    /// Priorities held in XOFF whatever the buffer holds (a `pfc-storm` fault).
+    pub forced: PrioMask,
     /// When this port first asked its peer to pause (any priority).
     pub first: Option<Time>,
     since: [Time; 8],

@@ -30,6 +30,12 @@ pub struct PortCounters {
     pub trimmed: u64,
     /// Frames a NIC's full receive buffer discarded, per priority (`rx_prio{p}_discards`).
     pub rx_discards: [u64; PRIORITIES],
+    /// Frames (and their bytes) dropped on their way into this egress queue, per priority
+    /// (SONiC's `show queue counters` Drop/pkts, Drop/bytes).
+    pub queue_drops: [u64; PRIORITIES],
+    pub queue_drop_bytes: [u64; PRIORITIES],
+    /// Frames this port's ingress priority group dropped (`show priority-group drop counters`).
+    pub pg_drops: [u64; PRIORITIES],
 }
 
 /// Counters every transmitted frame updates.
@@ -51,6 +57,10 @@ struct PrioQueue {
     /// Data frames (everything but PFC) this port sent at the priority, queued here or
     /// taken straight from a NIC's send queue (`tx_prio{p}_packets`).
     tx_packets: u64,
+    /// Their frame bytes.
+    tx_bytes: u64,
+    /// The most frame bytes that waited here at once.
+    peak: u64,
 }
 
 /// Laid out in order (`repr(C)`, cache-line aligned): the frame in service, occupancy, the
@@ -122,6 +132,7 @@ impl Port {
         self.nonempty.insert(p.prio);
         let q = &mut self.queues[p.prio as usize];
         q.bytes += p.frame as u64;
+        q.peak = q.peak.max(q.bytes);
         pool.push(&mut q.frames, Time::ZERO, p);
     }
 
@@ -193,13 +204,39 @@ impl Port {
         self.tx.packets += 1;
         self.tx.bytes += p.frame as u64;
         if p.kind != crate::packet::Kind::Pause {
-            self.queues[p.prio as usize & 7].tx_packets += 1;
+            let q = &mut self.queues[p.prio as usize & 7];
+            q.tx_packets += 1;
+            q.tx_bytes += p.frame as u64;
         }
     }
 
     /// Data frames sent at priority `p` (`tx_prio{p}_packets`).
     pub fn tx_prio_packets(&self, p: u8) -> u64 {
         self.queues[p as usize].tx_packets
+    }
+
+    /// Frame bytes of the data frames sent at priority `p`.
+    pub fn tx_prio_bytes(&self, p: u8) -> u64 {
+        self.queues[p as usize].tx_bytes
+    }
+
+    /// The most frame bytes that waited at priority `p` at once.
+    pub fn peak_prio_bytes(&self, p: u8) -> u64 {
+        self.queues[p as usize].peak
+    }
+
+    /// Take every frame waiting at priority `p` out of the queue (a PFC watchdog drains a
+    /// stormed queue). The frame in service, if any, finishes.
+    pub fn drain_prio(&mut self, pool: &mut PacketPool, p: u8) -> Vec<Packet> {
+        let q = &mut self.queues[p as usize];
+        let mut out = Vec::new();
+        while let Some((_, f)) = pool.pop(&mut q.frames) {
+            out.push(f);
+        }
+        self.occupancy -= q.bytes;
+        q.bytes = 0;
+        self.nonempty.remove(p);
+        out
     }
 
     /// True when a frame of priority `prio` that entered its switch through `in_port` is

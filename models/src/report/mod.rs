@@ -5,6 +5,8 @@ mod counters;
 mod flows;
 mod invariants;
 pub mod jobs;
+mod sonic;
+pub use sonic::SonicRow;
 
 use crate::drop::DropReason;
 use crate::sim::{Sim, StopReason};
@@ -163,6 +165,9 @@ pub struct VariantSummary {
     /// The SONiC file the switch settings came from (absent without `switch.sonic`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sonic: Option<SonicRecord>,
+    /// Each `[switch.tier.<name>]` with its own SONiC file: what that file set.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub sonic_tiers: std::collections::BTreeMap<String, SonicRecord>,
     pub invariants: Vec<Invariant>,
 }
 
@@ -176,6 +181,22 @@ pub struct SonicRecord {
     pub warnings: Vec<String>,
 }
 
+impl SonicRecord {
+    fn of(s: &crate::scenario::sonic::SonicInfo) -> Self {
+        SonicRecord {
+            file: s.file.clone(),
+            set: s
+                .imported
+                .set
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_string()))
+                .collect(),
+            overridden: s.overridden.clone(),
+            warnings: s.imported.warnings.clone(),
+        }
+    }
+}
+
 impl VariantSummary {
     pub fn invariants_hold(&self) -> bool {
         self.invariants.iter().all(|i| i.ok)
@@ -187,6 +208,8 @@ pub struct VariantReport {
     pub summary: VariantSummary,
     pub flows: Vec<FlowRecord>,
     pub counters: Vec<CounterRow>,
+    /// `sonic_counters.csv`'s rows (only when the variant asks for them).
+    pub sonic: Vec<SonicRow>,
 }
 
 /// Nearest-rank percentile of sorted data (`q` in 0..=1); None for no data.
@@ -266,23 +289,20 @@ impl VariantReport {
             pfc_storm_list,
             pfc_deadlocks,
             jobs: jobs::records(&sim.jobs, &flows),
-            sonic: sim.variant.sonic.as_ref().map(|s| SonicRecord {
-                file: s.file.clone(),
-                set: s
-                    .imported
-                    .set
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.to_string()))
-                    .collect(),
-                overridden: s.overridden.clone(),
-                warnings: s.imported.warnings.clone(),
-            }),
+            sonic: sim.variant.sonic.as_ref().map(SonicRecord::of),
+            sonic_tiers: sim
+                .variant
+                .tiers
+                .iter()
+                .filter_map(|t| Some((t.name.clone(), SonicRecord::of(t.sonic.as_ref()?))))
+                .collect(),
             invariants: invariants::invariants(sim, &flows),
         };
         VariantReport {
             summary,
             flows,
             counters: counters::counters(sim),
+            sonic: sonic::sonic_rows(sim),
         }
     }
 }

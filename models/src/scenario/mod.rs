@@ -13,6 +13,7 @@ pub mod error;
 pub mod limits;
 pub mod overrides;
 pub mod sonic;
+pub mod tiers;
 mod traffic;
 pub mod variant;
 mod wording;
@@ -189,7 +190,9 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
     }
     let variant_tables = take_variants(&mut root, &ctx)?;
     let dir = Path::new(file).parent().unwrap_or(Path::new("."));
-    let (base_table, base_sonic) = sonic::with_sonic(&root, dir).map_err(|e| ctx.field(e, None))?;
+    let mut raw = root.clone();
+    let base_tiers = tiers::take(&mut raw, dir).map_err(|e| ctx.field(e, None))?;
+    let (base_table, base_sonic) = sonic::with_sonic(&raw, dir).map_err(|e| ctx.field(e, None))?;
     let mut base: ScenarioFile = ctx.deserialize(Value::Table(base_table), None)?;
     if let Some(seed) = ov.seed {
         base.seed = seed;
@@ -199,16 +202,17 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
     let name = base.name.clone().unwrap_or_else(|| default_name.to_string());
     let mut variants = Vec::new();
     if variant_tables.is_empty() {
-        let mut v = ctx.variant(&name, &base, &topology, None)?;
+        let mut v = ctx.variant(&name, &base, base_tiers, &topology, None)?;
         v.sonic = base_sonic;
         variants.push(v);
     }
     for (i, (vname, over)) in variant_tables.iter().enumerate() {
         let mut merged = root.clone();
         overrides::merge(&mut merged, over);
+        let tiers = tiers::take(&mut merged, dir).map_err(|e| ctx.field(e, Some(i)))?;
         let (merged, info) = sonic::with_sonic(&merged, dir).map_err(|e| ctx.field(e, Some(i)))?;
         let file: ScenarioFile = ctx.deserialize(Value::Table(merged), Some(i))?;
-        let mut v = ctx.variant(vname, &file, &topology, Some(i))?;
+        let mut v = ctx.variant(vname, &file, tiers, &topology, Some(i))?;
         v.sonic = info;
         variants.push(v);
     }
@@ -483,6 +487,7 @@ impl Ctx<'_> {
         &self,
         name: &str,
         f: &ScenarioFile,
+        tiers: Vec<tiers::Tier>,
         topo: &Topology,
         index: Option<usize>,
     ) -> Result<Variant, ScenarioError> {
@@ -505,7 +510,8 @@ impl Ctx<'_> {
         f.pfc
             .validate_rates(fastest, slowest, f.nic.max_frame())
             .map_err(|e| self.field(e, index))?;
-        let resolved = variant::resolve(&f.switch, &f.nic, &f.pfc, topo).map_err(|e| self.field(e, index))?;
+        let resolved =
+            variant::resolve(&f.switch, &tiers, &f.nic, &f.pfc, topo).map_err(|e| self.field(e, index))?;
         if f.run.sample_interval == Duration::ZERO {
             return Err(self.field(
                 FieldError::new(key("run.sample_interval"), "must be greater than zero"),
@@ -530,6 +536,7 @@ impl Ctx<'_> {
             limits: f.run.clone(),
             resolved,
             sonic: None,
+            tiers,
         })
     }
 

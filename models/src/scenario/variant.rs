@@ -24,9 +24,34 @@ pub struct Variant {
     pub resolved: Resolved,
     /// The SONiC file its switch settings came from, and what it set.
     pub sonic: Option<super::sonic::SonicInfo>,
+    /// `[switch.tier.<name>]`: other settings for some of the switches.
+    pub tiers: Vec<super::tiers::Tier>,
 }
 
 impl Variant {
+    /// The settings of switch number `s` (in switch order): its tier's, or `[switch]`.
+    #[inline]
+    pub fn switch_of(&self, s: usize) -> &SwitchConfig {
+        match self.resolved.switch_tier.get(s) {
+            Some(&t) if t > 0 => &self.tiers[t as usize - 1].switch,
+            _ => &self.switch,
+        }
+    }
+
+    /// The switch side of PFC of switch number `s`: its tier's, or `[pfc]`.
+    #[inline]
+    pub fn pfc_of(&self, s: usize) -> &PfcConfig {
+        match self.resolved.switch_tier.get(s) {
+            Some(&t) if t > 0 => &self.tiers[t as usize - 1].pfc,
+            _ => &self.pfc,
+        }
+    }
+
+    /// Every distinct switch configuration in use: `[switch]` and each tier's.
+    pub fn switch_configs(&self) -> impl Iterator<Item = (&SwitchConfig, &PfcConfig)> {
+        std::iter::once((&self.switch, &self.pfc)).chain(self.tiers.iter().map(|t| (&t.switch, &t.pfc)))
+    }
+
     /// Largest frame a NIC sends (a full-MTU data packet).
     pub fn max_frame(&self) -> u32 {
         self.nic.max_frame()
@@ -42,11 +67,15 @@ pub struct Resolved {
     pub dcqcn: Vec<Option<DcqcnParams>>,
     /// Each host's receive buffers, one per port (none when hosts drain at line rate).
     pub rx: Vec<Vec<RxSpec>>,
+    /// Each switch's tier: 0 for `[switch]`, i + 1 for `tiers[i]` (empty without tiers).
+    pub switch_tier: Vec<u8>,
 }
 
-/// Resolve `switch`, `nic` and `pfc` on `topo`, or say which key cannot work there.
+/// Resolve `switch` (and its `tiers`), `nic` and `pfc` on `topo`, or say which key cannot
+/// work there.
 pub fn resolve(
     switch: &SwitchConfig,
+    tiers: &[super::tiers::Tier],
     nic: &NicConfig,
     pfc: &PfcConfig,
     topo: &Topology,
@@ -65,11 +94,30 @@ pub fn resolve(
             .collect::<Result<_, _>>()?,
         _ => vec![None; topo.hosts.len()],
     };
+    let switch_tier = if tiers.is_empty() {
+        Vec::new()
+    } else {
+        super::tiers::assign(tiers, topo, pfc)?
+    };
+    let of = |s: usize| match switch_tier.get(s) {
+        Some(&t) if t > 0 => (&tiers[t as usize - 1].switch, &tiers[t as usize - 1].pfc),
+        _ => (switch, pfc),
+    };
     switch.validate_fabric(topo, pfc)?;
+    for t in tiers {
+        t.switch.validate_fabric(topo, &t.pfc).map_err(|e| {
+            let path = match e.path.strip_prefix("switch.") {
+                Some(rest) => format!("switch.tier.{}.{rest}", t.name),
+                None => format!("switch.tier.{}.{}", t.name, e.path),
+            };
+            FieldError::new(path, e.message)
+        })?;
+    }
     let max_frame = nic.max_frame();
     Ok(Resolved {
-        buffers: build_buffers(topo, switch, pfc, max_frame)?,
+        buffers: build_buffers(topo, of, max_frame)?,
         dcqcn,
         rx: crate::nic::rx::build(topo, nic, pfc, max_frame, switch.latency)?,
+        switch_tier,
     })
 }

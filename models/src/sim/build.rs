@@ -38,10 +38,12 @@ impl<'a> Sim<'a> {
         let mut net = fabric(scenario, variant, &streams);
         let mtu = variant.nic.mtu.0 as u32;
         let mut flows = flows(scenario, variant, &streams);
-        if let Ok(Some(w)) = variant.switch.scheduler.weights() {
-            let ports: Vec<PortId> = net.switch_node.iter().flat_map(|&n| net.ports_of(n)).collect();
-            for p in ports {
-                net.ports[p.idx()].set_dwrr(w);
+        for s in 0..net.switch_node.len() {
+            if let Ok(Some(w)) = variant.switch_of(s).scheduler.weights() {
+                let ports: Vec<PortId> = net.ports_of(net.switch_node[s]).collect();
+                for p in ports {
+                    net.ports[p.idx()].set_dwrr(w);
+                }
             }
         }
         if scenario.flows.iter().any(|f| f.qp.is_some()) {
@@ -62,7 +64,7 @@ impl<'a> Sim<'a> {
         let bounds = ideal::bounds(&net, &scenario.flows, mtu, |prio| variant.nic.transport_of(prio));
         let hosts = net.host_node.len();
         let host_rate = |h: usize| scenario.topology.host_rate(HostId(h as u32));
-        let trimming = variant.switch.trim.is_some();
+        let trimming = variant.switch_configs().any(|(s, _)| s.trim.is_some());
         let nscc: Vec<Option<NsccParams>> = (0..hosts)
             .map(|h| {
                 variant
@@ -110,6 +112,7 @@ impl<'a> Sim<'a> {
                 crate::capture::Capture::new(c.clone(), c.port, net.peer[c.port.idx()])
             })
             .collect();
+        let wd = super::pfc_wd::PfcWd::new(variant, net.ports.len());
         Sim {
             jobs: scenario.jobs.clone(),
             variant,
@@ -123,10 +126,7 @@ impl<'a> Sim<'a> {
             path_rtt,
             path_hops,
             network_rtt,
-            dscp_classes: variant
-                .switch
-                .dscp_classes(variant.nic.trust == crate::nic::Trust::Dscp)
-                .expect("checked at validation"),
+            dscp_classes: dscp_classes(variant),
             uet_maxwnd,
             pacers: vec![Pacer::default(); hosts],
             dependents,
@@ -151,6 +151,7 @@ impl<'a> Sim<'a> {
             stopped: None,
             wall_deadline: None,
             watch: Default::default(),
+            wd,
             bounds,
         }
     }
@@ -260,6 +261,20 @@ fn switches(net: &Network, variant: &Variant) -> Vec<Switch> {
             Switch::new(SwitchId(s as u32), node, first, layout, edge_hosts)
         })
         .collect()
+}
+
+/// The class each switch's tier gives each DSCP, when some tier classifies by DSCP: one
+/// table per tier (`[switch]` first), `u8::MAX` to keep the frame's class.
+fn dscp_classes(variant: &Variant) -> Option<Vec<[u8; 64]>> {
+    let dscp = variant.nic.trust == crate::nic::Trust::Dscp;
+    let tables: Vec<Option<[u8; 64]>> = variant
+        .switch_configs()
+        .map(|(s, _)| s.dscp_classes(dscp).expect("checked at validation"))
+        .collect();
+    if tables.iter().all(Option::is_none) {
+        return None;
+    }
+    Some(tables.into_iter().map(|t| t.unwrap_or([u8::MAX; 64])).collect())
 }
 
 /// The NIC receive buffer of every host port, where the variant has them.

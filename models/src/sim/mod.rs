@@ -31,6 +31,7 @@ mod build;
 mod host;
 mod pfc;
 pub mod pfc_watch;
+pub mod pfc_wd;
 mod transport;
 mod wire;
 
@@ -73,6 +74,10 @@ pub enum Event {
     Reroute,
     /// Look for a cyclic pause dependency (while ports are paused).
     DeadlockCheck,
+    /// Has switch egress `port`'s pause on a priority lasted the PFC watchdog's detection time?
+    WdCheck(PortId, u8),
+    /// May a stormed queue be restored?
+    WdRestore(PortId, u8),
 }
 
 /// Why a run stopped before its events ran out.
@@ -159,8 +164,8 @@ pub struct Sim<'a> {
     /// The longest unloaded round trip of any flow's path.
     network_rtt: Duration,
     /// The class switches give each DSCP (`u8::MAX`: keep the frame's), when they classify
-    /// by DSCP.
-    dscp_classes: Option<[u8; 64]>,
+    /// by DSCP: one table per tier (`[switch]` first).
+    dscp_classes: Option<Vec<[u8; 64]>>,
     /// 1.5 BDP per host: RCCC's speculative credit.
     uet_maxwnd: Vec<u64>,
     /// RCCC credit pacers, per receiving host.
@@ -195,6 +200,8 @@ pub struct Sim<'a> {
     wall_deadline: Option<std::time::Instant>,
     /// PFC storms and deadlocks found.
     pub watch: pfc_watch::PfcWatch,
+    /// The switches' PFC watchdog (`pfc.watchdog_action`).
+    pub wd: pfc_wd::PfcWd,
     /// Each flow's ideal FCT and lower bound on the healthy fabric.
     pub bounds: Vec<ideal::FlowBounds>,
 }
@@ -322,6 +329,8 @@ impl Sim<'_> {
             Event::Reroute => self.net.reroute(),
             Event::Sample => self.on_sample(),
             Event::DeadlockCheck => self.on_deadlock_check(),
+            Event::WdCheck(p, prio) => self.on_wd_check(p, prio),
+            Event::WdRestore(p, prio) => self.on_wd_restore(p, prio),
         }
     }
 

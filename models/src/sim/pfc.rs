@@ -30,6 +30,9 @@ impl Sim<'_> {
     }
 
     pub(super) fn xon(&mut self, port: PortId, prio: u8) {
+        if self.net.ports[port.idx()].xoff.forced.contains(prio) {
+            return; // a storm holds it
+        }
         self.log.push(crate::telemetry::LogRow {
             time: self.now,
             port,
@@ -47,6 +50,37 @@ impl Sim<'_> {
         self.send_pfc(port, prio, 0);
     }
 
+    /// A `pfc-storm` fault: `port` pauses its peer on `prio` whatever its buffer holds
+    /// (`on`), or goes back to pausing only when its buffer asks (XON at the next refresh).
+    pub(super) fn pfc_storm(&mut self, port: PortId, prio: u8, on: bool) {
+        let x = &mut self.net.ports[port.idx()].xoff;
+        if on {
+            x.forced.insert(prio);
+            if !x.mask.contains(prio) {
+                self.xoff(port, prio);
+            }
+        } else if x.forced.contains(prio) {
+            x.forced.remove(prio);
+            if x.mask.contains(prio) && self.may_resume(port, prio) {
+                self.xon(port, prio);
+            }
+        }
+    }
+
+    /// May ingress `port`, in XOFF on `prio`, resume? A switch asks its buffer, a NIC its
+    /// receive buffer; a storm holds it.
+    fn may_resume(&self, port: PortId, prio: u8) -> bool {
+        if self.net.ports[port.idx()].xoff.forced.contains(prio) {
+            return false;
+        }
+        let node = self.net.port_node[port.idx()];
+        match (self.net.roles[node.idx()], &self.rx[port.idx()]) {
+            (Role::Switch(s), _) => self.switches[s.idx()].may_resume(port, prio),
+            (Role::Host(_), Some(rx)) => rx.occupancy() <= rx.spec.xon_at,
+            (Role::Host(_), None) => true,
+        }
+    }
+
     /// Put a PFC frame for `prio` on `port`'s wire, ahead of all queued data.
     fn send_pfc(&mut self, port: PortId, prio: u8, quanta: u16) {
         let frame = Packet::pause(prio, quanta);
@@ -62,15 +96,8 @@ impl Sim<'_> {
     /// Refresh every XOFF still needed on `port`; resume the others.
     pub(super) fn on_pfc_refresh(&mut self, port: PortId) {
         self.net.ports[port.idx()].xoff.refresh_pending = false;
-        let node = self.net.port_node[port.idx()];
         for prio in self.net.ports[port.idx()].xoff.mask.iter() {
-            // A switch asks its buffer; a NIC its receive buffer.
-            let may_resume = match (self.net.roles[node.idx()], &self.rx[port.idx()]) {
-                (Role::Switch(s), _) => self.switches[s.idx()].may_resume(port, prio),
-                (Role::Host(_), Some(rx)) => rx.occupancy() <= rx.spec.xon_at,
-                (Role::Host(_), None) => true,
-            };
-            if may_resume {
+            if self.may_resume(port, prio) {
                 self.xon(port, prio);
             } else {
                 self.send_pfc(port, prio, self.variant.pfc.quanta);
@@ -86,6 +113,9 @@ impl Sim<'_> {
 
     /// A PFC frame reached port `q`: hold (or release) that priority on q's egress.
     pub(super) fn on_pause_frame(&mut self, q: PortId, pkt: &Packet) {
+        if self.wd_pause_frame(q, pkt) {
+            return;
+        }
         let pfc = &self.variant.pfc;
         let port = &mut self.net.ports[q.idx()];
         let response = pfc.response_time(port.rate);
@@ -94,9 +124,11 @@ impl Sim<'_> {
             .pause
             .on_frame(self.now, pkt.prio, quanta, port.rate, response, pfc.watchdog);
         if quanta == 0 {
+            self.wd_xon(q, pkt.prio);
             self.start_tx(q);
         } else {
             self.schedule(end, Event::Resume(q));
+            self.wd_watch(q, pkt.prio);
         }
     }
 }

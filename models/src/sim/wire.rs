@@ -49,7 +49,12 @@ impl Sim<'_> {
             };
             self.net.int.stamp(pkt.int_ref(), hop);
         }
-        if self.switches[s.idx()].dequeued(&self.variant.switch, port, &mut pkt, &mut self.wred_rng) {
+        if self.switches[s.idx()].dequeued(
+            self.variant.switch_of(s.idx()),
+            port,
+            &mut pkt,
+            &mut self.wred_rng,
+        ) {
             self.totals.ecn_marked += 1;
         }
         Some(pkt)
@@ -72,7 +77,7 @@ impl Sim<'_> {
     }
 
     /// `pkt` left switch egress `out`: its cells are free; its ingress PG may now resume.
-    fn switch_departed(&mut self, out: PortId, pkt: &Packet) {
+    pub(super) fn switch_departed(&mut self, out: PortId, pkt: &Packet) {
         let node = self.net.port_node[out.idx()];
         let Role::Switch(s) = self.net.roles[node.idx()] else {
             return;
@@ -129,9 +134,23 @@ impl Sim<'_> {
     fn switch_receive(&mut self, s: SwitchId, node: NodeId, in_port: PortId, mut pkt: Packet) {
         if let Some(classes) = &self.dscp_classes {
             // Classification by DSCP (SONiC's dscp_to_tc_map) sets the frame's class here.
-            let c = classes[pkt.dscp as usize & 63];
+            let tier = self
+                .variant
+                .resolved
+                .switch_tier
+                .get(s.idx())
+                .copied()
+                .unwrap_or(0);
+            let c = classes[tier as usize][pkt.dscp as usize & 63];
             if c != u8::MAX && pkt.kind != Kind::Pause {
                 pkt.prio = c;
+            }
+        }
+        if self.wd.acting() {
+            // A PFC watchdog storm on the arrival port's priority: counted, perhaps dropped.
+            match self.wd_ingress(in_port, pkt) {
+                Some(p) => pkt = p,
+                None => return,
             }
         }
         if pkt.kind == Kind::Data && pkt.int_ref() != 0 {
@@ -142,7 +161,7 @@ impl Sim<'_> {
         }
         let range = self.net.node_ports[node.idx()].clone();
         let a = self.switches[s.idx()].receive(
-            &self.variant.switch,
+            self.variant.switch_of(s.idx()),
             self.now,
             in_port,
             &mut pkt,
@@ -158,7 +177,8 @@ impl Sim<'_> {
         }
         match a.verdict {
             Verdict::Dropped { reason, at, adequate } => {
-                if adequate {
+                // A watchdog that disabled PFC on the arrival port made the priority lossy.
+                if adequate && !self.wd.is_stormed(in_port, pkt.prio) {
                     self.totals.lossless_drops_adequate += 1;
                 }
                 self.drop(pkt, reason, at);
@@ -167,7 +187,10 @@ impl Sim<'_> {
                 if marked {
                     self.totals.ecn_marked += 1;
                 }
-                if xoff {
+                if self.wd.acting() && self.wd_egress(out, pkt.prio) {
+                    return;
+                }
+                if xoff && !self.wd.is_stormed(in_port, pkt.prio) {
                     self.xoff(in_port, pkt.prio);
                 }
                 self.start_tx(out);
@@ -203,6 +226,7 @@ impl Sim<'_> {
                 self.net.ports[p.idx()].rate = r;
                 self.net.ports[q.idx()].rate = r;
             }
+            Action::PfcStorm(prio, on) => self.pfc_storm(p, prio, on),
         }
     }
 }

@@ -5,8 +5,8 @@
 //! Ports are named as SONiC names a box's front panel, `Ethernet0`, `Ethernet4`, ... in the
 //! switch's cable order; a lossless profile per port speed and cable carries the headroom
 //! the scenario sets for it (`pg_lossless_<Mb/s>_<m>m_profile`, buffermgrd's naming); the
-//! watchdog's action is `alert`, which is what the model does with a
-//! storm (reports it).
+//! watchdog's action is the scenario's (`alert` when its watchdog is off: a box that only
+//! reports storms, as the model then does).
 
 use crate::scenario::{Scenario, Variant};
 use serde_json::{Map, Value, json};
@@ -30,8 +30,8 @@ pub fn export(s: &Scenario, v: &Variant, switch: usize) -> Result<Value, String>
         .collect();
     let rates: Vec<sim_core::BitRate> = cables.iter().map(|c| c.0).collect();
     let ports: Vec<String> = (0..rates.len()).map(|i| format!("Ethernet{}", 4 * i)).collect();
-    let sw = &v.switch;
-    let pfc = &v.pfc;
+    // Its tier's settings (`[switch.tier.<name>]`), else `[switch]`.
+    let (sw, pfc) = (v.switch_of(switch), v.pfc_of(switch));
     let lossless: Vec<u8> = pfc.priorities.clone();
     let params = sw.mmu_params(pfc.mask(), pfc.xoff.map(|b| b.0), pfc.xon_offset.map(|b| b.0));
     let list = |p: &[u8]| p.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",");
@@ -108,10 +108,18 @@ pub fn export(s: &Scenario, v: &Variant, switch: usize) -> Result<Value, String>
         }
         qos.insert(p.clone(), q);
         if !lossless.is_empty() {
-            let ms = pfc.watchdog.0.div_ceil(1_000_000_000).max(1);
+            let ms = |d: sim_core::Duration| d.0.div_ceil(1_000_000_000).max(1).to_string();
+            let action = match pfc.watchdog_action {
+                crate::pfc::WatchdogAction::Off => "alert",
+                a => a.name(),
+            };
             wd.insert(
                 p.clone(),
-                json!({ "action": "alert", "detection_time": ms.to_string() }),
+                json!({
+                    "action": action,
+                    "detection_time": ms(pfc.watchdog),
+                    "restoration_time": ms(pfc.restoration()),
+                }),
             );
         }
     }

@@ -12,7 +12,7 @@
 //! | lossy `BUFFER_QUEUE` profile `dynamic_th`, `size` | `switch.queue_alpha`, `switch.queue_min` |
 //! | `QUEUE.<port>|<q>.wred_profile` with ECN, green thresholds | `switch.ecn` (kmin, kmax, pmax) |
 //! | `QUEUE.<port>|<q>.scheduler` DWRR/WRR weights | `switch.scheduler.dwrr` |
-//! | `PFC_WD.<port>.detection_time` | `pfc.watchdog` |
+//! | `PFC_WD.<port>.detection_time`, `action`, `restoration_time` | `pfc.watchdog`, `pfc.watchdog_action`, `pfc.watchdog_restore` |
 //! | `PORT_QOS_MAP.<port>.dscp_to_tc_map` and its `DSCP_TO_TC_MAP` | `switch.dscp_to_tc` |
 //!
 //! Port speeds come from `PORT.<port>.speed`, else from the lossless profile's name
@@ -557,10 +557,9 @@ fn queues(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Imported
     Ok(())
 }
 
-/// The PFC watchdog: its detection time is when a pause counts as a storm.
+/// The PFC watchdog: detection time, action (SONiC's default is `drop`) and restoration time.
 fn watchdog(root: &Map<String, Value>, out: &mut Imported) -> Result<(), JsonError> {
-    let mut times = BTreeSet::new();
-    let mut acts = false;
+    let (mut times, mut restores, mut actions) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
     for (port, o) in table(root, "PFC_WD")? {
         if port == "GLOBAL" {
             continue;
@@ -569,7 +568,17 @@ fn watchdog(root: &Map<String, Value>, out: &mut Imported) -> Result<(), JsonErr
         if let Some(ms) = int(o, &path, "detection_time", 1..=60_000)? {
             times.insert(ms);
         }
-        acts |= o.contains_key("action") || o.contains_key("restoration_time");
+        if let Some(ms) = int(o, &path, "restoration_time", 1..=600_000)? {
+            restores.insert(ms);
+        }
+        let action = text(o, &path, "action")?.unwrap_or_else(|| "drop".to_string());
+        if !matches!(action.as_str(), "drop" | "forward" | "alert") {
+            return Err(err(
+                &format!("{path}.action"),
+                format!("expected drop, forward or alert, got {action:?}"),
+            ));
+        }
+        actions.insert(action);
     }
     if let Some(ms) = times.first() {
         out.put("pfc.watchdog", T::String(format!("{ms}ms")));
@@ -577,8 +586,20 @@ fn watchdog(root: &Map<String, Value>, out: &mut Imported) -> Result<(), JsonErr
             out.warn("PFC_WD: ports detect after different times; the model takes the shortest");
         }
     }
-    if acts {
-        out.warn("PFC_WD.*.action, restoration_time: the watchdog's drop and forward actions are not modelled yet (storms are detected and reported only)");
+    if let Some(ms) = restores.first() {
+        out.put("pfc.watchdog_restore", T::String(format!("{ms}ms")));
+        if restores.len() > 1 {
+            out.warn("PFC_WD: ports restore after different times; the model takes the shortest");
+        }
+    }
+    if let Some(a) = actions.first() {
+        out.put("pfc.watchdog_action", T::String(a.clone()));
+        if actions.len() > 1 {
+            out.warn(format!(
+                "PFC_WD: ports act differently ({}); the model takes {a} on every port",
+                actions.iter().cloned().collect::<Vec<_>>().join(", ")
+            ));
+        }
     }
     Ok(())
 }

@@ -39,6 +39,8 @@ fn the_trident3_example_sets_its_templates_values() {
             "{ kmax = \"2097152B\", kmin = \"1048576B\", pmax = 0.05 }",
         ),
         ("pfc.watchdog", "\"400ms\""),
+        ("pfc.watchdog_action", "\"drop\""),
+        ("pfc.watchdog_restore", "\"400ms\""),
     ];
     for (k, v) in want {
         assert_eq!(s.get(k).map(String::as_str), Some(v), "{k}");
@@ -76,7 +78,6 @@ fn every_field_the_model_does_not_act_on_is_named() {
         "pfcwd_sw_enable",
         "BUFFER_POOL.ingress_lossless_pool.xoff",
         "yellow and red",
-        "action",
     ] {
         assert!(w.iter().any(|x| x.contains(f)), "no warning names {f}: {w:#?}");
     }
@@ -88,6 +89,18 @@ fn every_field_the_model_does_not_act_on_is_named() {
         "{w:?}"
     );
     assert!(w.iter().any(|x| x.contains("FLEX_COUNTER_TABLE")), "{w:?}");
+}
+
+#[test]
+fn the_watchdogs_action_and_restoration_are_taken_without_a_warning() {
+    let w = import(&example("as7326-56x.json")).unwrap().warnings;
+    assert!(
+        !w.iter()
+            .any(|x| x.contains("PFC_WD.*.action") || x.contains("restoration")),
+        "{w:#?}"
+    );
+    let bad = r#"{"PFC_WD": {"Ethernet0": {"detection_time": "200", "action": "shutdown"}}}"#;
+    assert_eq!(import(bad).unwrap_err().path, "PFC_WD.Ethernet0.action");
 }
 
 #[test]

@@ -18,28 +18,29 @@ pub struct SwitchLayout {
 /// The buffers of every switch in a topology, in switch order, laid out for a variant.
 pub type SwitchBuffers = Vec<SwitchLayout>;
 
-/// Lay out every switch's MMU. Ports are numbered per node in the order the topology lists
-/// its links, as [`crate::network::Network::build`] numbers them.
-pub fn build_buffers(
+/// Lay out every switch's MMU, switch number s with the settings `of(s)` gives. Ports are
+/// numbered per node in the order the topology lists its links, as
+/// [`crate::network::Network::build`] numbers them.
+pub fn build_buffers<'a>(
     t: &crate::topology::Topology,
-    sw: &SwitchConfig,
-    pfc: &crate::pfc::PfcConfig,
+    of: impl Fn(usize) -> (&'a SwitchConfig, &'a crate::pfc::PfcConfig),
     max_frame: u32,
 ) -> Result<SwitchBuffers, FieldError> {
     use crate::pfc::PfcConfig;
     use crate::topology::NodeKind;
-    let lossless = pfc.mask();
     let mut per_node: Vec<Vec<(sim_core::BitRate, sim_core::Duration)>> = vec![Vec::new(); t.nodes.len()];
     for l in &t.links {
         per_node[l.a.idx()].push((l.rate, l.delay));
         per_node[l.b.idx()].push((l.rate, l.delay));
     }
-    let params = sw.mmu_params(lossless, pfc.xoff.map(|b| b.0), pfc.xon_offset.map(|b| b.0));
     let mut out = SwitchBuffers::new();
     for (n, spec) in t.nodes.iter().enumerate() {
         if spec.kind != NodeKind::Switch {
             continue;
         }
+        let (sw, pfc) = of(out.len());
+        let lossless = pfc.mask();
+        let params = sw.mmu_params(lossless, pfc.xoff.map(|b| b.0), pfc.xon_offset.map(|b| b.0));
         let (mut headroom, mut adequate) = (Vec::new(), Vec::new());
         for &(rate, cable) in &per_node[n] {
             // Frames spend the pipeline latency inside this switch before it can count them

@@ -70,6 +70,10 @@ pub struct SwitchConfig {
     /// this variant's switch settings (`crate::sonic`); keys written here win over it.
     #[serde(default)]
     pub sonic: Option<String>,
+    /// Write `sonic_counters.csv`: the switches' counters as SONiC's show commands print them
+    /// (default: when `sonic` is set).
+    #[serde(default)]
+    pub sonic_counters: Option<bool>,
 }
 
 /// 100 us: an ASIC's fast ECMP failover rather than a routing protocol's seconds.
@@ -78,6 +82,11 @@ fn default_failover() -> sim_core::Duration {
 }
 
 impl SwitchConfig {
+    /// True when the run writes `sonic_counters.csv` for these switches.
+    pub fn writes_sonic_counters(&self) -> bool {
+        self.sonic_counters.unwrap_or(self.sonic.is_some())
+    }
+
     /// The class of each DSCP at a switch's ingress (None: frames keep their 802.1Q class),
     /// given whether the NICs send untagged (`nic.trust = "dscp"`).
     pub fn dscp_classes(&self, untagged: bool) -> Result<Option<[u8; 64]>, FieldError> {
@@ -132,6 +141,7 @@ impl Default for SwitchConfig {
             failover: default_failover(),
             dscp_to_tc: None,
             sonic: None,
+            sonic_counters: None,
         }
     }
 }

@@ -39,12 +39,18 @@ struct PgAcct {
     min: u32,
     shared: u32,
     headroom: u32,
+    /// The most shared and headroom cells held at once (SAI's PG shared and XOFF-room
+    /// watermarks, `show priority-group watermark shared / headroom`).
+    peak_shared: u32,
+    peak_headroom: u32,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
 struct QueueAcct {
     min: u32,
     shared: u32,
+    /// The most shared cells held at once (SAI_QUEUE_STAT_SHARED_WATERMARK_BYTES).
+    peak_shared: u32,
 }
 
 /// Resolved MMU parameters (cells).
@@ -170,12 +176,16 @@ impl Mmu {
                 return Ok(Charge::PgMin);
             }
             if fits_pool && (pg.shared as f64) < self.pg_threshold(slice) {
-                self.pg[inp][p].shared += c;
+                let g = &mut self.pg[inp][p];
+                g.shared += c;
+                g.peak_shared = g.peak_shared.max(g.shared);
                 self.shared_used[slice] += c as u64;
                 return Ok(Charge::Shared);
             }
             if pg.headroom + c <= self.headroom[inp] {
-                self.pg[inp][p].headroom += c;
+                let g = &mut self.pg[inp][p];
+                g.headroom += c;
+                g.peak_headroom = g.peak_headroom.max(g.headroom);
                 return Ok(Charge::Headroom);
             }
             return Err(DropReason::HeadroomExceeded);
@@ -186,7 +196,9 @@ impl Mmu {
             return Ok(Charge::QueueMin);
         }
         if fits_pool && (q.shared as f64) < dt(self.queue_alpha, self.free(slice)) {
-            self.queue[out][p].shared += c;
+            let q = &mut self.queue[out][p];
+            q.shared += c;
+            q.peak_shared = q.peak_shared.max(q.shared);
             self.shared_used[slice] += c as u64;
             return Ok(Charge::Shared);
         }
@@ -265,6 +277,19 @@ impl Mmu {
     pub fn queue_bytes(&self, out: usize, prio: u8) -> u64 {
         let q = self.queue[out][prio as usize];
         (q.min + q.shared) as u64 * self.cell as u64
+    }
+
+    /// The most shared and headroom bytes lossless priority group `prio` of local port `inp`
+    /// held at once.
+    pub fn pg_watermarks(&self, inp: usize, prio: u8) -> (u64, u64) {
+        let g = self.pg[inp][prio as usize];
+        let b = |c: u32| c as u64 * self.cell as u64;
+        (b(g.peak_shared), b(g.peak_headroom))
+    }
+
+    /// The most shared bytes lossy queue `prio` of local port `out` held at once.
+    pub fn queue_watermark(&self, out: usize, prio: u8) -> u64 {
+        self.queue[out][prio as usize].peak_shared as u64 * self.cell as u64
     }
 
     /// Free shared bytes in the slice of local port `port`.

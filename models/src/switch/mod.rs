@@ -144,9 +144,13 @@ impl Switch {
             Err(reason) => {
                 let (at, adequate) = if reason == DropReason::HeadroomExceeded {
                     ports[inl].counters.drops_headroom += 1;
+                    ports[inl].counters.pg_drops[pkt.prio as usize] += 1;
                     (in_port, self.headroom_adequate[inl])
                 } else {
-                    ports[outl].counters.drops_lossy += 1;
+                    let c = &mut ports[outl].counters;
+                    c.drops_lossy += 1;
+                    c.queue_drops[pkt.prio as usize] += 1;
+                    c.queue_drop_bytes[pkt.prio as usize] += pkt.frame as u64;
                     (out, false)
                 };
                 let verdict = Verdict::Dropped { reason, at, adequate };
@@ -216,6 +220,11 @@ impl Switch {
     /// Lossless ingress PG bytes of `port` and their XOFF threshold now (telemetry).
     pub fn pg_sample(&self, port: PortId) -> (u64, u64, u32) {
         self.mmu.pg_bytes_and_xoff(self.local(port))
+    }
+
+    /// Local index of `port` on this switch (SONiC names it `Ethernet{4 x index}`).
+    pub fn local_index(&self, port: PortId) -> usize {
+        self.local(port)
     }
 
     /// May ingress `port`, in XOFF on `prio`, resume (at a pause refresh)?

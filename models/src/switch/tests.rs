@@ -26,7 +26,7 @@ struct Bench {
 fn bench(cfg: SwitchConfig, pfc: PfcConfig) -> Bench {
     let topo = Topology::test_star(4);
     let net = Network::build(&topo, Routing::Ecmp, &RngStreams::new(1));
-    let layout = build_buffers(&topo, &cfg, &pfc, roce_data_frame(MTU)).unwrap();
+    let layout = build_buffers(&topo, |_| (&cfg, &pfc), roce_data_frame(MTU)).unwrap();
     let node = net.switch_node[0];
     let edge = net
         .ports_of(node)

@@ -1,0 +1,180 @@
+//! `sonic_counters.csv`: each switch's counters as SONiC's show commands print them, so a run
+//! can be held against a box one to one (sonic-utilities `scripts/pfcstat`, `queuestat`,
+//! `watermarkstat`, `pfcwd/main.py`; column names as their tables print them).
+//!
+//! | command | column | counters |
+//! |---|---|---|
+//! | `show pfc counters` | `PFC0`..`PFC7` | `Rx`, `Tx` (PFC frames) |
+//! | `show queue counters` | `UC0`..`UC7` | `Counter/pkts`, `Counter/bytes`, `Drop/pkts`, `Drop/bytes` |
+//! | `show priority-group watermark shared` / `headroom` | `PG0`..`PG7` | `bytes` |
+//! | `show queue watermark unicast` | `UC0`..`UC7` | `bytes` |
+//! | `show priority-group drop counters` | `PG0`..`PG7` | `pkts` |
+//! | `show pfcwd stats` | `Ethernet0:3` | `STATUS`, `STORM DETECTED`, `STORM RESTORED`, `TX OK`, ... |
+//!
+//! Ports are named as SONiC names a front panel, `Ethernet<4 i>` for the switch's i-th port
+//! in cable order (as `sim export sonic` writes them). Queue i carries priority i (SONiC's
+//! default `TC_TO_QUEUE_MAP`). Watermarks are the run's maxima (SONiC's since the last clear).
+//! The model charges lossy frames to their egress queue and lossless frames to their ingress
+//! priority group, so a lossy PG's watermarks read `N/A`, as SONiC prints a missing counter;
+//! a lossless queue's watermark is the most frame bytes it held. `show pfcwd stats` lists
+//! only queues the watchdog watched (SONiC hides all-zero rows).
+
+use crate::ids::{NodeId, PortId};
+use crate::network::Role;
+use crate::sim::Sim;
+use std::sync::Arc;
+
+/// One value a SONiC show command prints.
+#[derive(Debug, Clone)]
+pub struct SonicRow {
+    pub switch: Arc<str>,
+    /// `Ethernet8`.
+    pub interface: Arc<str>,
+    /// The simulator's name for the port (`to-spine1`).
+    pub port: Arc<str>,
+    pub command: &'static str,
+    /// The column it prints under (`PFC3`, `UC3`, `PG3`, `Ethernet8:3`).
+    pub column: String,
+    pub counter: &'static str,
+    pub value: String,
+}
+
+/// The rows, for the switches whose settings ask for them (`switch.sonic_counters`).
+pub(super) fn sonic_rows(sim: &Sim) -> Vec<SonicRow> {
+    if !sim
+        .variant
+        .switch_configs()
+        .any(|(s, _)| s.writes_sonic_counters())
+    {
+        return Vec::new();
+    }
+    let net = &sim.net;
+    let lossless = sim.variant.pfc.mask();
+    let mut rows = Vec::new();
+    for (n, name) in net.names.iter().enumerate() {
+        let Role::Switch(s) = net.roles[n] else {
+            continue;
+        };
+        if !sim.variant.switch_of(s.idx()).writes_sonic_counters() {
+            continue;
+        }
+        let sw = &sim.switches[s.idx()];
+        let switch: Arc<str> = Arc::from(name.as_str());
+        for p in net.ports_of(NodeId(n as u32)) {
+            let i = sw.local_index(p);
+            let interface: Arc<str> = Arc::from(format!("Ethernet{}", 4 * i));
+            let port_name: Arc<str> = Arc::from(net.port_name(p));
+            let mut push = |command: &'static str, column: String, counter: &'static str, value: String| {
+                rows.push(SonicRow {
+                    switch: switch.clone(),
+                    interface: interface.clone(),
+                    port: port_name.clone(),
+                    command,
+                    column,
+                    counter,
+                    value,
+                })
+            };
+            let port = &net.ports[p.idx()];
+            let c = &port.counters;
+            for q in 0..8u8 {
+                let qi = q as usize;
+                push(
+                    "show pfc counters",
+                    format!("PFC{q}"),
+                    "Rx",
+                    port.pause.frames[qi].to_string(),
+                );
+                push(
+                    "show pfc counters",
+                    format!("PFC{q}"),
+                    "Tx",
+                    port.xoff.frames[qi].to_string(),
+                );
+            }
+            for q in 0..8u8 {
+                let qi = q as usize;
+                for (counter, v) in [
+                    ("Counter/pkts", port.tx_prio_packets(q)),
+                    ("Counter/bytes", port.tx_prio_bytes(q)),
+                    ("Drop/pkts", c.queue_drops[qi]),
+                    ("Drop/bytes", c.queue_drop_bytes[qi]),
+                ] {
+                    push("show queue counters", format!("UC{q}"), counter, v.to_string());
+                }
+            }
+            for q in 0..8u8 {
+                let (shared, headroom) = if lossless.contains(q) {
+                    let (s, h) = sw.mmu.pg_watermarks(i, q);
+                    (s.to_string(), h.to_string())
+                } else {
+                    ("N/A".to_string(), "N/A".to_string())
+                };
+                push(
+                    "show priority-group watermark shared",
+                    format!("PG{q}"),
+                    "bytes",
+                    shared,
+                );
+                push(
+                    "show priority-group watermark headroom",
+                    format!("PG{q}"),
+                    "bytes",
+                    headroom,
+                );
+            }
+            for q in 0..8u8 {
+                let wm = if lossless.contains(q) {
+                    port.peak_prio_bytes(q)
+                } else {
+                    sw.mmu.queue_watermark(i, q)
+                };
+                push(
+                    "show queue watermark unicast",
+                    format!("UC{q}"),
+                    "bytes",
+                    wm.to_string(),
+                );
+            }
+            for q in 0..8u8 {
+                let v = c.pg_drops[q as usize].to_string();
+                push("show priority-group drop counters", format!("PG{q}"), "pkts", v);
+            }
+            for q in lossless.iter() {
+                pfcwd_rows(sim, p, q, &interface, &mut push);
+            }
+        }
+    }
+    rows
+}
+
+/// `show pfcwd stats` for queue `q` of `p`, when the watchdog watched it.
+fn pfcwd_rows(
+    sim: &Sim,
+    p: PortId,
+    q: u8,
+    interface: &str,
+    push: &mut impl FnMut(&'static str, String, &'static str, String),
+) {
+    let tx = sim.net.ports[p.idx()].tx_prio_packets(q);
+    let Some((stormed, w)) = sim.wd.stats(p, q, tx) else {
+        return;
+    };
+    let column = format!("{interface}:{q}");
+    let status = if stormed { "stormed" } else { "operational" };
+    push("show pfcwd stats", column.clone(), "STATUS", status.to_string());
+    for (counter, v) in [
+        ("STORM DETECTED", w.detected),
+        ("STORM RESTORED", w.restored),
+        ("TX OK", w.tx_ok),
+        ("TX DROP", w.tx_drop),
+        ("RX OK", w.rx_ok),
+        ("RX DROP", w.rx_drop),
+        ("TX LAST OK", w.last[0]),
+        ("TX LAST DROP", w.last[1]),
+        ("RX LAST OK", w.last[2]),
+        ("RX LAST DROP", w.last[3]),
+    ] {
+        push("show pfcwd stats", column.clone(), counter, v.to_string());
+    }
+}
