@@ -11,14 +11,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// One frame of a capture: time (ns) and bytes.
-struct Frame {
-    ns: u64,
-    bytes: Vec<u8>,
+pub(crate) struct Frame {
+    pub(crate) ns: u64,
+    pub(crate) bytes: Vec<u8>,
 }
 
 /// Read a pcap by its layout: a 24-byte header (magic 0xa1b23c4d: nanosecond timestamps;
 /// version 2.4; link type 1, Ethernet), then 16-byte record headers.
-fn read_pcap(path: &Path) -> Vec<Frame> {
+pub(crate) fn read_pcap(path: &Path) -> Vec<Frame> {
     let b = std::fs::read(path).unwrap();
     let u32le = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
     assert_eq!(u32le(0), 0xa1b2_3c4d, "{}: magic", path.display());

@@ -27,6 +27,7 @@ mod roce;
 mod sonic;
 mod sweep;
 mod tiers;
+mod topologies;
 mod uet;
 mod uet_recovery;
 mod workloads;

@@ -88,6 +88,11 @@ pub struct NicConfig {
     /// The receiver acknowledges every `ack_every` packets, and always the last one.
     #[serde(default = "one")]
     pub ack_every: u32,
+    /// Send this share of data packets with ECN CE already set, as a traffic generator does
+    /// to drive DCQCN without a switch (a homelab DAC): packet k of a flow is marked when
+    /// floor((k + 1) x share) > floor(k x share), so marks are evenly spaced.
+    #[serde(default)]
+    pub ce_share: Option<f64>,
     /// Congestion control.
     #[serde(default)]
     pub cc: CcConfig,
@@ -172,12 +177,19 @@ fn default_timeout() -> u8 {
     14
 }
 
+/// True when data packet `k` of a flow leaves CE-marked under `nic.ce_share = share`.
+#[inline]
+pub fn ce_marked(k: u32, share: f64) -> bool {
+    ((k as f64 + 1.0) * share).floor() > (k as f64 * share).floor()
+}
+
 impl Default for NicConfig {
     fn default() -> Self {
         NicConfig {
             model: None,
             mtu: default_mtu(),
             ack_every: 1,
+            ce_share: None,
             cc: CcConfig::None,
             class: None,
             local_ack_timeout: default_timeout(),
@@ -208,6 +220,12 @@ impl NicConfig {
         }
         if self.ack_every == 0 {
             return Err(FieldError::new("nic.ack_every", "must be at least 1"));
+        }
+        if let Some(p) = self.ce_share.filter(|p| !(*p > 0.0 && *p <= 1.0)) {
+            return Err(FieldError::new(
+                "nic.ce_share",
+                format!("must be a share in (0, 1], got {p}"),
+            ));
         }
         if !(1..=31).contains(&self.local_ack_timeout) {
             return Err(FieldError::new(

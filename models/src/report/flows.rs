@@ -18,8 +18,8 @@ pub(super) fn flow_records(sim: &Sim) -> Vec<FlowRecord> {
             };
             FlowRecord {
                 flow_id: i as u32,
-                src: format!("h{}", f.spec.src.0),
-                dst: format!("h{}", f.spec.dst.0),
+                src: sim.net.names[sim.net.host_node[f.spec.src.idx()].idx()].clone(),
+                dst: sim.net.names[sim.net.host_node[f.spec.dst.idx()].idx()].clone(),
                 size_bytes: f.spec.size,
                 start_ns: ns(start),
                 finish_ns: f.finish.map(ns),

@@ -197,7 +197,7 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
     if let Some(seed) = ov.seed {
         base.seed = seed;
     }
-    let topology = base.topology.build().map_err(|e| ctx.field(e, None))?;
+    let topology = base.topology.build_in(dir).map_err(|e| ctx.field(e, None))?;
     let (flows, jobs) = traffic::traffic(&base, &topology, dir).map_err(|e| ctx.field(e, None))?;
     let name = base.name.clone().unwrap_or_else(|| default_name.to_string());
     let mut variants = Vec::new();
@@ -510,6 +510,7 @@ impl Ctx<'_> {
         f.pfc
             .validate_rates(fastest, slowest, f.nic.max_frame())
             .map_err(|e| self.field(e, index))?;
+        let tiers = tiers::with_node_asics(tiers, &f.switch, &f.pfc, topo);
         let resolved =
             variant::resolve(&f.switch, &tiers, &f.nic, &f.pfc, topo).map_err(|e| self.field(e, index))?;
         if f.run.sample_interval == Duration::ZERO {

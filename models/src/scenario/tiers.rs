@@ -173,6 +173,35 @@ fn selects(name: &str, switch: &str) -> bool {
     }
 }
 
+/// `tiers` with one per graph switch that names its ASIC (`asic` on a `kind = "graph"` node):
+/// that switch's profile over `[switch]` and over any tier that selects it.
+pub fn with_node_asics(
+    mut tiers: Vec<Tier>,
+    switch: &SwitchConfig,
+    pfc: &PfcConfig,
+    topo: &Topology,
+) -> Vec<Tier> {
+    for n in topo.nodes.iter().filter(|n| n.kind == NodeKind::Switch) {
+        let Some(asic) = n.asic else { continue };
+        if let Some(t) = tiers.iter_mut().find(|t| t.name == n.name) {
+            t.switch.asic = asic;
+            continue;
+        }
+        let under = tiers.iter().find(|t| selects(&t.name, &n.name));
+        let (sw, pf, sonic) = match under {
+            Some(t) => (t.switch.clone(), t.pfc.clone(), t.sonic.clone()),
+            None => (switch.clone(), pfc.clone(), None),
+        };
+        tiers.push(Tier {
+            name: n.name.clone(),
+            switch: SwitchConfig { asic, ..sw },
+            pfc: pf,
+            sonic,
+        });
+    }
+    tiers
+}
+
 /// Each switch's tier, in switch order: 0 for `[switch]`, i + 1 for `tiers[i]`. Checks that
 /// each tier selects a switch and agrees with the fabric's lossless priorities.
 pub fn assign(tiers: &[Tier], topo: &Topology, fabric_pfc: &PfcConfig) -> Result<Vec<u8>, FieldError> {

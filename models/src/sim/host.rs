@@ -93,6 +93,12 @@ impl Sim<'_> {
                 continue;
             }
             let mut pkt = flow.next_packet(f, now);
+            if let Some(share) = self.variant.nic.ce_share {
+                // A traffic generator's CE marks (`nic.ce_share`), on first sends and resends alike.
+                if crate::nic::ce_marked(pkt.seq, share) {
+                    pkt.flags |= crate::packet::flags::CE;
+                }
+            }
             if flow.cc.as_ref().is_some_and(|c| c.wants_int()) && matches!(flow.proto, Proto::Roce(_)) {
                 // The source NIC adds the INT headers; switches add their records.
                 pkt.set_int_ref(self.net.int.alloc());

@@ -7,6 +7,11 @@ use crate::ids::NodeId;
 impl TopologyConfig {
     /// Expand into nodes and links, validating every number.
     pub fn build(&self) -> Result<Topology, FieldError> {
+        self.build_in(std::path::Path::new("."))
+    }
+
+    /// Expand it; a graph's `file` is read from `dir` (the scenario's folder).
+    pub fn build_in(&self, dir: &std::path::Path) -> Result<Topology, FieldError> {
         let mut t = Topology::default();
         match self {
             TopologyConfig::BackToBack { link } => back_to_back(&mut t, link)?,
@@ -50,6 +55,9 @@ impl TopologyConfig {
                 host_link,
                 fabric_link,
             } => fat_tree(&mut t, *k, host_link, fabric_link)?,
+            TopologyConfig::Graph { nodes, links, file } => {
+                super::graph::build(&mut t, nodes, links, file.as_deref(), dir)?
+            }
         }
         Ok(t)
     }

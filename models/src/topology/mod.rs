@@ -12,6 +12,8 @@
 //! * `fat-tree`: the k-ary three-tier fat tree of Al-Fares, Loukissas and Vahdat ("A scalable,
 //!   commodity data center network architecture", SIGCOMM 2008): k pods of k/2 edge and k/2
 //!   aggregation switches, (k/2)^2 cores, k^3/4 hosts.
+//! * `graph`: any cabling, node by node and cable by cable, inline or from an edge-list file
+//!   ([`graph`]).
 
 use crate::error::FieldError;
 use crate::ids::NodeId;
@@ -122,6 +124,15 @@ pub enum TopologyConfig {
         host_link: LinkConfig,
         fabric_link: LinkConfig,
     },
+    /// Any cabling: `nodes` and `links` here, or an edge-list `file`.
+    Graph {
+        #[serde(default)]
+        nodes: Vec<graph::GraphNode>,
+        #[serde(default)]
+        links: Vec<graph::GraphLink>,
+        #[serde(default)]
+        file: Option<String>,
+    },
 }
 
 fn one() -> u32 {
@@ -138,6 +149,8 @@ pub enum NodeKind {
 pub struct NodeSpec {
     pub name: String,
     pub kind: NodeKind,
+    /// A graph's switch may name its ASIC profile (over `[switch]`'s).
+    pub asic: Option<crate::switch::asic::Asic>,
 }
 
 /// A full-duplex cable between nodes `a` and `b`.
@@ -228,7 +241,11 @@ impl Topology {
 
     fn add(&mut self, name: String, kind: NodeKind) -> NodeId {
         let id = NodeId(self.nodes.len() as u32);
-        self.nodes.push(NodeSpec { name, kind });
+        self.nodes.push(NodeSpec {
+            name,
+            kind,
+            asic: None,
+        });
         self.first_rate.push(BitRate(0));
         if kind == NodeKind::Host {
             self.hosts.push(id);
@@ -276,6 +293,22 @@ impl Topology {
         }
     }
 
+    /// The host called `name` (hosts of the built-in shapes are h0, h1, ...).
+    pub fn host_named(&self, name: &str) -> Option<crate::ids::HostId> {
+        let fast = name.strip_prefix('h').and_then(|n| n.parse::<usize>().ok());
+        if let Some(i) = fast.filter(|&i| {
+            self.hosts
+                .get(i)
+                .is_some_and(|&n| self.nodes[n.idx()].name == name)
+        }) {
+            return Some(crate::ids::HostId(i as u32));
+        }
+        self.hosts
+            .iter()
+            .position(|&n| self.nodes[n.idx()].name == name)
+            .map(|i| crate::ids::HostId(i as u32))
+    }
+
     pub fn node_name(&self, n: NodeId) -> &str {
         &self.nodes[n.idx()].name
     }
@@ -311,6 +344,7 @@ fn links_check(key: &str, links: u128) -> Result<(), FieldError> {
 }
 
 mod build;
+pub mod graph;
 
 #[cfg(test)]
 mod tests {

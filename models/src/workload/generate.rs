@@ -53,7 +53,7 @@ impl Gen<'_> {
     fn host_list(&self, field: &str, list: &[HostRef]) -> Result<Vec<HostId>, FieldError> {
         list.iter()
             .enumerate()
-            .map(|(i, h)| h.resolve(self.hosts(), &self.key(&format!("{field}[{i}]"))))
+            .map(|(i, h)| h.resolve(self.topo, &self.key(&format!("{field}[{i}]"))))
             .collect()
     }
 }
@@ -191,7 +191,7 @@ fn incast(
 ) -> Result<Vec<FlowSpec>, FieldError> {
     let (size, prio) = g.size_and_prio(size, prio)?;
     let n = g.hosts();
-    let dst = receiver.resolve(n, &g.key("receiver"))?;
+    let dst = receiver.resolve(g.topo, &g.key("receiver"))?;
     let count = senders.unwrap_or(n as u32 - 1) as usize;
     if count == 0 || count > n - 1 {
         return Err(FieldError::new(
@@ -326,7 +326,7 @@ fn poisson(
         ));
     }
     let n = g.hosts();
-    let dst = dst.map(|d| d.resolve(n, &g.key("dst"))).transpose()?;
+    let dst = dst.map(|d| d.resolve(g.topo, &g.key("dst"))).transpose()?;
     let srcs: Vec<HostId> = match sources {
         Some(list) => g.host_list("sources", list)?,
         None => (0..n as u32).map(HostId).filter(|&h| Some(h) != dst).collect(),
@@ -387,7 +387,7 @@ fn collective(g: &Gen, c: &collective::CollectiveConfig) -> Result<Generated, Fi
     let key = |f: &str| g.key(f);
     let cx = collective::Ctx {
         key: &key,
-        hosts: g.hosts(),
+        topo: g.topo,
         workload: g.index as u32,
     };
     let plan = c.plan(&cx, size, prio)?;

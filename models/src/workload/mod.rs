@@ -125,21 +125,24 @@ impl<'de> Deserialize<'de> for HostRef {
 }
 
 impl HostRef {
-    fn resolve(&self, hosts: usize, key: &str) -> Result<HostId, FieldError> {
-        let idx = match self {
-            HostRef::Index(i) => Some(*i),
-            HostRef::Name(s) => s.strip_prefix('h').and_then(|n| n.parse::<u64>().ok()),
+    /// The host this names in `topo`: by index, or by name (`h3`; a graph's own names).
+    fn resolve(&self, topo: &Topology, key: &str) -> Result<HostId, FieldError> {
+        let hosts = topo.hosts.len();
+        let found = match self {
+            HostRef::Index(i) => (*i < hosts as u64).then_some(HostId(*i as u32)),
+            HostRef::Name(s) => topo.host_named(s),
         };
-        match idx {
-            Some(i) if (i as usize) < hosts => Ok(HostId(i as u32)),
-            _ => Err(FieldError::new(
-                key,
-                format!(
-                    "unknown host {self}: this topology has hosts h0..h{}",
-                    hosts.saturating_sub(1)
-                ),
-            )),
-        }
+        found.ok_or_else(|| {
+            let name = |i: usize| topo.node_name(topo.hosts[i]);
+            let which = if name(0) == "h0" {
+                format!("hosts h0..h{}", hosts - 1)
+            } else {
+                let shown: Vec<String> = (0..hosts.min(6)).map(|i| format!("\"{}\"", name(i))).collect();
+                let more = if hosts > 6 { ", ..." } else { "" };
+                format!("hosts {}{more} (index 0..{})", shown.join(", "), hosts - 1)
+            };
+            FieldError::new(key, format!("unknown host {self}: this topology has {which}"))
+        })
     }
 }
 
@@ -275,14 +278,13 @@ fn check_prio(prio: u8, key: &str) -> Result<u8, FieldError> {
 
 /// Validate explicit `[[flow]]` entries.
 pub fn explicit_flows(flows: &[FlowConfig], topo: &Topology) -> Result<Vec<FlowSpec>, FieldError> {
-    let n = topo.hosts.len();
     flows
         .iter()
         .enumerate()
         .map(|(i, f)| {
             let (src, dst) = (
-                f.src.resolve(n, &format!("flow[{i}].src"))?,
-                f.dst.resolve(n, &format!("flow[{i}].dst"))?,
+                f.src.resolve(topo, &format!("flow[{i}].src"))?,
+                f.dst.resolve(topo, &format!("flow[{i}].dst"))?,
             );
             if src == dst {
                 return Err(FieldError::new(

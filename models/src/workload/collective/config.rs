@@ -68,7 +68,7 @@ fn one() -> u32 {
 /// What a check needs from its generator: the key of a field, the host count.
 pub struct Ctx<'a> {
     pub key: &'a dyn Fn(&str) -> String,
-    pub hosts: usize,
+    pub topo: &'a crate::topology::Topology,
     pub workload: u32,
 }
 
@@ -77,14 +77,14 @@ impl CollectiveConfig {
     pub fn plan(&self, cx: &Ctx, size: u64, prio: u8) -> Result<Plan, FieldError> {
         let key = cx.key;
         let err = |f: &str, m: String| FieldError::new(key(f), m);
-        let resolve = |h: &HostRef, f: &str| h.resolve(cx.hosts, &key(f));
+        let resolve = |h: &HostRef, f: &str| h.resolve(cx.topo, &key(f));
         let ranks: Vec<HostId> = match &self.hosts {
             Some(list) => list
                 .iter()
                 .enumerate()
                 .map(|(i, h)| resolve(h, &format!("hosts[{i}]")))
                 .collect::<Result<_, _>>()?,
-            None => (0..cx.hosts as u32).map(HostId).collect(),
+            None => (0..cx.topo.hosts.len() as u32).map(HostId).collect(),
         };
         let mut seen = std::collections::HashSet::new();
         if ranks.len() < 2 || !ranks.iter().all(|h| seen.insert(*h)) {
