@@ -292,3 +292,66 @@ fn ce_marks_from_the_sender_drive_dcqcn_on_a_dac() {
     let cut = 100.0 * (1.0 - 1023.0 / 1024.0 / 2.0);
     assert_close(gap(&after, 1), tx_ns(wire, cut), 1.0, 0.0, "the first cut's rate");
 }
+
+#[test]
+fn htsim_topo_files_import_as_the_fat_trees_they_describe() {
+    // uet-htsim's own files, as the repository ships them.
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/htsim");
+    // htsim's 128-host three-tier file is the k = 8 fat tree at 100G with 1 us cables.
+    let traffic = r#"
+        [[workload]]
+        kind = "permutation"
+        size = "256KB"
+    "#;
+    let builtin = format!(
+        "[topology]\nkind = \"fat-tree\"\nk = 8\nhost_link = {{ rate = \"100Gbps\", delay = \"1us\" }}\nfabric_link = {{ rate = \"100Gbps\", delay = \"1us\" }}\n{traffic}"
+    );
+    let file = data.join("fat_tree_128_1os.topo");
+    let imported = format!(
+        "[topology]\nkind = \"htsim\"\nfile = \"{}\"\n{traffic}",
+        file.display()
+    );
+    let (a, b) = (run(&builtin).remove(0), run(&imported).remove(0));
+    assert_eq!(a.summary.events, b.summary.events);
+    let fct = |r: &models::report::VariantReport| r.flows.iter().map(|f| f.fct_ns).collect::<Vec<_>>();
+    assert_eq!(fct(&a), fct(&b));
+    // The 8192-host two-tier file: 128 ToRs of 64 hosts, each on all 64 spines at 400G.
+    let t = scenario(&format!(
+        "[topology]\nkind = \"htsim\"\nfile = \"{}\"\n[[flow]]\nsrc = 0\ndst = 1\nsize = \"1KB\"\n",
+        data.join("leaf_spine_8192_400g.topo").display()
+    ))
+    .topology;
+    let switches = t
+        .nodes
+        .iter()
+        .filter(|n| n.kind == models::topology::NodeKind::Switch)
+        .count();
+    assert_eq!(
+        (t.hosts.len(), switches, t.links.len()),
+        (8192, 128 + 64, 8192 + 128 * 64)
+    );
+    assert!(t.links.iter().all(|l| l.rate == sim_core::BitRate::gbps(400)));
+    // A file that is not such a fat tree names its line or its mismatch.
+    let dir = tmp("htsim-topo");
+    for (text, words) in [
+        (
+            "Nodes 16\nTiers 2\nTier 0\nRadix_Down 4\nQueue 9\n",
+            "unknown key Queue",
+        ),
+        (
+            "Nodes 16\nTiers 2\nPodsize 16\nTier 0\nDownlink_speed_Gbps 100\nRadix_Down 4\nRadix_Up 2\nDownlink_Latency_ns 1000\nTier 1\nDownlink_speed_Gbps 100\nRadix_Down 3\nDownlink_Latency_ns 1000\n",
+            "Radix_Down 3 is not 4 ToRs",
+        ),
+    ] {
+        std::fs::write(dir.join("x.topo"), text).unwrap();
+        let toml = format!(
+            "[topology]\nkind = \"htsim\"\nfile = \"{}\"\n[[flow]]\nsrc = 0\ndst = 1\nsize = \"1KB\"\n",
+            dir.join("x.topo").display()
+        );
+        std::fs::write(dir.join("x.toml"), toml).unwrap();
+        let o = sim_run(&dir.join("x.toml"), &dir.join("out"), &[]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(words) && err.contains("x.topo"), "{words}: {err}");
+    }
+}

@@ -55,6 +55,7 @@ impl TopologyConfig {
                 host_link,
                 fabric_link,
             } => fat_tree(&mut t, *k, host_link, fabric_link)?,
+            TopologyConfig::Htsim { file } => super::htsim_topo::build(&mut t, file, dir)?,
             TopologyConfig::Graph { nodes, links, file } => {
                 super::graph::build(&mut t, nodes, links, file.as_deref(), dir)?
             }

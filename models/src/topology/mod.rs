@@ -12,6 +12,7 @@
 //! * `fat-tree`: the k-ary three-tier fat tree of Al-Fares, Loukissas and Vahdat ("A scalable,
 //!   commodity data center network architecture", SIGCOMM 2008): k pods of k/2 edge and k/2
 //!   aggregation switches, (k/2)^2 cores, k^3/4 hosts.
+//! * `htsim`: a uet-htsim `.topo` file's fat tree or leaf-spine ([`htsim_topo`]).
 //! * `graph`: any cabling, node by node and cable by cable, inline or from an edge-list file
 //!   ([`graph`]).
 
@@ -123,6 +124,10 @@ pub enum TopologyConfig {
         k: u32,
         host_link: LinkConfig,
         fabric_link: LinkConfig,
+    },
+    /// A uet-htsim `.topo` fat tree or leaf-spine.
+    Htsim {
+        file: String,
     },
     /// Any cabling: `nodes` and `links` here, or an edge-list `file`.
     Graph {
@@ -345,6 +350,7 @@ fn links_check(key: &str, links: u128) -> Result<(), FieldError> {
 
 mod build;
 pub mod graph;
+mod htsim_topo;
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,219 @@
+//! `kind = "htsim"`: a uet-htsim `.topo` file (the custom fat-tree description its
+//! `FatTreeTopologyCfg` reads): `Nodes`, `Tiers` (2 or 3), `Podsize`, then per `Tier t`
+//! (0 ToR, 1 aggregation or spine, 2 core) `Downlink_speed_Gbps`, `Downlink_Latency_ns`,
+//! `Radix_Down`, `Radix_Up`, `Oversubscribed`, `Bundle` (parallel cables down from the tier),
+//! `Switch_Latency_ns`.
+//!
+//! Two tiers are a leaf-spine: `Radix_Down` hosts per ToR, each ToR cabled `Bundle` times to
+//! each of `Radix_Up / Bundle` spines. Three are a fat tree of `Nodes / Podsize` pods: each
+//! ToR cabled to each of its pod's `Radix_Up / Bundle` aggregation switches, aggregation
+//! switch a of every pod to its own group of cores. The fabric is laid out as the
+//! `leaf-spine` and `fat-tree` kinds lay theirs (names leaf/spine, edge/agg/core), so a file
+//! describing the same shape runs exactly as that kind. Link speeds and latencies are per
+//! tier (the cables below it); switch latencies other than 0 are refused, as the model's
+//! pipeline latency is `switch.latency`.
+
+use super::{LinkConfig, NodeKind, Topology};
+use crate::error::FieldError;
+use crate::ids::NodeId;
+use sim_core::{BitRate, Duration};
+use std::path::Path;
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Tier {
+    speed_gbps: u64,
+    latency_ns: u64,
+    down: u64,
+    up: u64,
+    bundle: u64,
+    oversub: Option<u64>,
+}
+
+/// Build the fabric `file` (relative to `dir`) describes.
+pub fn build(t: &mut Topology, file: &str, dir: &Path) -> Result<(), FieldError> {
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| FieldError::new("topology.file", format!("cannot read {}: {e}", path.display())))?;
+    let err =
+        |line: usize, m: String| FieldError::new("topology.file", format!("{}:{line}: {m}", path.display()));
+    let (mut nodes, mut tiers_n, mut podsize) = (None, None, None);
+    let mut tiers: Vec<Tier> = Vec::new();
+    let mut current: Option<usize> = None;
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let words: Vec<&str> = raw.split('#').next().unwrap_or("").split_whitespace().collect();
+        let [key, value] = words.as_slice() else {
+            if words.is_empty() {
+                continue;
+            }
+            return Err(err(line, "expected `Key value`".into()));
+        };
+        let n: u64 = value
+            .parse()
+            .map_err(|_| err(line, format!("{key}: expected a whole number, got {value}")))?;
+        let tier = |current: Option<usize>| {
+            current.ok_or_else(|| err(line, format!("{key} outside a `Tier N` section")))
+        };
+        match *key {
+            "Nodes" => nodes = Some(n),
+            "Tiers" => tiers_n = Some(n),
+            "Podsize" => podsize = Some(n),
+            "Tier" => {
+                if n as usize != tiers.len() || n > 2 {
+                    return Err(err(
+                        line,
+                        format!("expected Tier {} next (tiers 0 to 2, in order)", tiers.len()),
+                    ));
+                }
+                tiers.push(Tier {
+                    bundle: 1,
+                    ..Default::default()
+                });
+                current = Some(n as usize);
+            }
+            "Downlink_speed_Gbps" => tiers[tier(current)?].speed_gbps = n,
+            "Downlink_Latency_ns" => tiers[tier(current)?].latency_ns = n,
+            "Radix_Down" => tiers[tier(current)?].down = n,
+            "Radix_Up" => tiers[tier(current)?].up = n,
+            "Bundle" => tiers[tier(current)?].bundle = n,
+            "Oversubscribed" => tiers[tier(current)?].oversub = Some(n),
+            "Switch_Latency_ns" => {
+                tier(current)?;
+                if n != 0 {
+                    return Err(err(
+                        line,
+                        "a switch latency per tier is not modelled: set switch.latency (one for the fabric)"
+                            .into(),
+                    ));
+                }
+            }
+            _ => return Err(err(line, format!("unknown key {key}"))),
+        }
+    }
+    let whole = |what: &str, v: Option<u64>| {
+        v.filter(|&v| v > 0)
+            .ok_or_else(|| FieldError::new("topology.file", format!("{}: missing `{what}`", path.display())))
+    };
+    let (nodes, levels) = (whole("Nodes", nodes)?, whole("Tiers", tiers_n)?);
+    if !(2..=3).contains(&levels) || tiers.len() as u64 != levels {
+        return Err(FieldError::new(
+            "topology.file",
+            format!(
+                "{}: `Tiers {levels}` with {} `Tier` sections: 2 or 3 tiers are read",
+                path.display(),
+                tiers.len()
+            ),
+        ));
+    }
+    let shape = |m: String| FieldError::new("topology.file", format!("{}: {m}", path.display()));
+    for (i, x) in tiers.iter().enumerate() {
+        if x.speed_gbps == 0
+            || x.latency_ns == 0
+            || x.down == 0
+            || x.bundle == 0
+            || (i + 1 < tiers.len() && x.up == 0)
+        {
+            return Err(shape(format!(
+                "Tier {i} needs Downlink_speed_Gbps, Downlink_Latency_ns, Radix_Down{} and a Bundle above 0",
+                if i + 1 < tiers.len() { ", Radix_Up" } else { "" }
+            )));
+        }
+        if let Some(o) = x.oversub.filter(|&o| i + 1 < tiers.len() && o * x.up != x.down) {
+            return Err(shape(format!(
+                "Tier {i}: Oversubscribed {o} is not Radix_Down {} / Radix_Up {}",
+                x.down, x.up
+            )));
+        }
+    }
+    let link = |x: &Tier| LinkConfig {
+        rate: BitRate::gbps(x.speed_gbps),
+        delay: Some(Duration::from_ns(x.latency_ns)),
+        cable: None,
+        loss: 0.0,
+        ber: 0.0,
+    };
+    let (t0, t1) = (tiers[0], tiers[1]);
+    let hpt = t0.down;
+    if nodes % hpt != 0 {
+        return Err(shape(format!(
+            "Nodes {nodes} is not a whole number of ToRs of Radix_Down {hpt}"
+        )));
+    }
+    super::size_check(nodes as u128 + nodes as u128 / hpt as u128 * 2)?;
+    let (l0, l1) = (link(&t0), link(&t1));
+    let (d0, d1) = (l0.delay("topology.file")?, l1.delay("topology.file")?);
+    if t0.up % t1.bundle != 0 {
+        return Err(shape(format!(
+            "Tier 0 Radix_Up {} is not a multiple of Tier 1 Bundle {}",
+            t0.up, t1.bundle
+        )));
+    }
+    let above = (t0.up / t1.bundle) as u32;
+    if levels == 2 {
+        // Every ToR to every spine, Bundle times.
+        let tors = nodes / hpt;
+        if t1.down != tors * t1.bundle {
+            return Err(shape(format!(
+                "Tier 1 Radix_Down {} is not {tors} ToRs x Bundle {}: not a two-tier Clos with every ToR on every spine",
+                t1.down, t1.bundle
+            )));
+        }
+        let leaves: Vec<NodeId> = (0..tors)
+            .map(|l| t.add_edge_switch(format!("leaf{l}"), hpt as u32, &l0, d0))
+            .collect();
+        for s in 0..above {
+            let spine = t.add(format!("spine{s}"), NodeKind::Switch);
+            for &leaf in &leaves {
+                for _ in 0..t1.bundle {
+                    t.connect(leaf, spine, &l1, d1);
+                }
+            }
+        }
+        return Ok(());
+    }
+    let t2 = tiers[2];
+    let pod = whole("Podsize", podsize)?;
+    if nodes % pod != 0 || pod % hpt != 0 {
+        return Err(shape(format!(
+            "Podsize {pod} must divide Nodes {nodes} and be a multiple of Radix_Down {hpt}"
+        )));
+    }
+    let (pods, tors_per_pod) = (nodes / pod, pod / hpt);
+    if t1.down != tors_per_pod * t1.bundle {
+        return Err(shape(format!(
+            "Tier 1 Radix_Down {} is not {tors_per_pod} ToRs a pod x Bundle {}",
+            t1.down, t1.bundle
+        )));
+    }
+    if t1.up % t2.bundle != 0 || t2.down != pods * t2.bundle {
+        return Err(shape(format!(
+            "Tier 2 Radix_Down {} is not {pods} pods x Bundle {} (or Tier 1 Radix_Up {} not a multiple of it)",
+            t2.down, t2.bundle, t1.up
+        )));
+    }
+    let group = (t1.up / t2.bundle) as u32;
+    let l2 = link(&t2);
+    let d2 = l2.delay("topology.file")?;
+    let cores: Vec<NodeId> = (0..above * group)
+        .map(|c| t.add(format!("core{c}"), NodeKind::Switch))
+        .collect();
+    for p in 0..pods {
+        let edges: Vec<NodeId> = (0..tors_per_pod)
+            .map(|e| t.add_edge_switch(format!("edge{p}-{e}"), hpt as u32, &l0, d0))
+            .collect();
+        for a in 0..above {
+            let agg = t.add(format!("agg{p}-{a}"), NodeKind::Switch);
+            for &edge in &edges {
+                for _ in 0..t1.bundle {
+                    t.connect(edge, agg, &l1, d1);
+                }
+            }
+            for c in 0..group {
+                for _ in 0..t2.bundle {
+                    t.connect(agg, cores[(a * group + c) as usize], &l2, d2);
+                }
+            }
+        }
+    }
+    Ok(())
+}
