@@ -214,3 +214,33 @@ fn the_mixed_scenario_takes_each_tiers_file_and_exports_each_box() {
         );
     }
 }
+
+#[test]
+fn port_counts_are_checked_against_each_switchs_own_asic() {
+    // Twenty campus leaves (16 ports) under one spine with twenty cables: a campus spine
+    // cannot take them, a Spectrum-2 spine can.
+    let toml = |tier: &str| {
+        format!(
+            r#"
+            [topology]
+            kind = "leaf-spine"
+            leaves = 20
+            spines = 1
+            hosts_per_leaf = 2
+            host_link = {{ rate = "10Gbps", cable = "3m" }}
+            fabric_link = {{ rate = "10Gbps", cable = "3m" }}
+            [switch]
+            asic = "campus"
+            {tier}
+            [[flow]]
+            src = "h0"
+            dst = "h39"
+            size = "10KB"
+            "#
+        )
+    };
+    let e = models::scenario::parse(&toml(""), "t.toml", "t", &Default::default()).unwrap_err();
+    assert!(e.to_string().contains("spine0 has 20 cables"), "{e}");
+    let r = run(&toml("[switch.tier.spine]\nasic = \"spectrum2\"")).remove(0);
+    assert_eq!(r.summary.flows_completed, 1);
+}

@@ -103,15 +103,18 @@ pub fn resolve(
         Some(&t) if t > 0 => (&tiers[t as usize - 1].switch, &tiers[t as usize - 1].pfc),
         _ => (switch, pfc),
     };
-    switch.validate_fabric(topo, pfc)?;
-    for t in tiers {
-        t.switch.validate_fabric(topo, &t.pfc).map_err(|e| {
-            let path = match e.path.strip_prefix("switch.") {
-                Some(rest) => format!("switch.tier.{}.{rest}", t.name),
-                None => format!("switch.tier.{}.{}", t.name, e.path),
-            };
-            FieldError::new(path, e.message)
-        })?;
+    let tier_of = |s: usize| switch_tier.get(s).copied().unwrap_or(0) as usize;
+    switch.validate_fabric(topo, pfc, |s| tier_of(s) == 0)?;
+    for (i, t) in tiers.iter().enumerate() {
+        t.switch
+            .validate_fabric(topo, &t.pfc, |s| tier_of(s) == i + 1)
+            .map_err(|e| {
+                let path = match e.path.strip_prefix("switch.") {
+                    Some(rest) => format!("switch.tier.{}.{rest}", t.name),
+                    None => format!("switch.tier.{}.{}", t.name, e.path),
+                };
+                FieldError::new(path, e.message)
+            })?;
     }
     let max_frame = nic.max_frame();
     Ok(Resolved {

@@ -218,10 +218,13 @@ impl SwitchConfig {
 
     /// Checks that need the fabric: no switch has more cables than the ASIC has ports, and a
     /// static PFC XOFF threshold fits the buffer.
+    /// Checks on the fabric's switches that take these settings: switch number s when
+    /// `mine(s)` (a tier's switches, or those `[switch]` keeps).
     pub fn validate_fabric(
         &self,
         topo: &crate::topology::Topology,
         pfc: &crate::pfc::PfcConfig,
+        mine: impl Fn(usize) -> bool,
     ) -> Result<(), FieldError> {
         let buffer = self.buffer.map_or(self.asic.profile().buffer, |b| b.0);
         if let Some(x) = pfc.xoff.filter(|x| !pfc.priorities.is_empty() && x.0 > buffer) {
@@ -240,7 +243,10 @@ impl SwitchConfig {
             .nodes
             .iter()
             .zip(&cables)
-            .find(|(n, c)| n.kind == crate::topology::NodeKind::Switch && **c > most);
+            .filter(|(n, _)| n.kind == crate::topology::NodeKind::Switch)
+            .enumerate()
+            .find(|(s, (_, c))| mine(*s) && **c > most)
+            .map(|(_, x)| x);
         if let Some((n, c)) = crowded {
             let key = if self.ports.is_some() {
                 "switch.ports"
