@@ -355,3 +355,156 @@ fn htsim_topo_files_import_as_the_fat_trees_they_describe() {
         assert!(err.contains(words) && err.contains("x.topo"), "{words}: {err}");
     }
 }
+
+/// One scalable unit of four servers with four NICs, 100G to the rail leaves, `spine_gbps`
+/// from each leaf to the one spine.
+fn rail(spine_gbps: u32, extra: &str) -> String {
+    format!(
+        r#"
+        [topology]
+        kind = "rail"
+        units = 1
+        servers_per_unit = 4
+        nics_per_host = 4
+        spines = 1
+        host_link = {{ rate = "100Gbps", delay = "1us" }}
+        fabric_link = {{ rate = "{spine_gbps}Gbps", delay = "1us" }}
+        {extra}
+        "#
+    )
+}
+
+/// An all-reduce of `size` over `n` ranks moves 2(n-1)/n x size through each rank's link;
+/// 4096 B packets add 62 B of headers and 20 B of preamble and gap each.
+fn ring_ns(n: f64, size: f64, gbps: f64) -> f64 {
+    2.0 * (n - 1.0) / n * size * roce_wire(4096) as f64 / 4096.0 * 8.0 / gbps
+}
+
+#[test]
+fn a_rail_aligned_ring_never_crosses_a_spine_and_a_cross_rail_ring_runs_at_its_capacity() {
+    let size = 64u64 << 20;
+    let r = run(&rail(
+        25,
+        &format!("[[workload]]\nkind = \"collective\"\nop = \"all-reduce\"\nsize = \"{size}B\"\n"),
+    ))
+    .remove(0);
+    let job = &r.summary.jobs[0];
+    assert_eq!(job.ranks, 16);
+    // Every server's four NICs share it: each carries a quarter at 100G.
+    assert_close(
+        job.time_ns.unwrap(),
+        ring_ns(16.0, size as f64, 4.0 * 100.0),
+        0.0,
+        0.06,
+        "rail-aligned ring",
+    );
+    for leaf in 0..4 {
+        assert_eq!(
+            counter(&r, &format!("leaf0-{leaf}"), "to-spine0", "tx_bytes"),
+            0,
+            "rail {leaf}"
+        );
+    }
+    // Ranks on different rails of different servers: every hop between servers crosses the
+    // spine, whose 25G cables set the time.
+    let size = 16u64 << 20;
+    let r = run(&rail(
+        25,
+        &format!(
+            "[[workload]]\nkind = \"collective\"\nop = \"all-reduce\"\nsize = \"{size}B\"\nhosts = [\"h0\", \"h5\", \"h10\", \"h15\"]\n"
+        ),
+    ))
+    .remove(0);
+    assert_close(
+        r.summary.jobs[0].time_ns.unwrap(),
+        ring_ns(4.0, size as f64, 25.0),
+        0.0,
+        0.05,
+        "cross-rail ring",
+    );
+    assert!(counter(&r, "spine0", "to-leaf0-1", "tx_bytes") > 0);
+}
+
+#[test]
+fn gpus_of_one_server_talk_over_nvlink_and_jobs_take_whole_servers() {
+    // h0 and h3 are NICs 0 and 3 of server 0: 1 MB takes 1 MB / 450 GB/s, and no NIC sends.
+    let r = run(&rail(
+        100,
+        "[[flow]]\nsrc = \"h0\"\ndst = \"h3\"\nsize = \"1000000B\"\n",
+    ))
+    .remove(0);
+    let nvlink_ns = 1_000_000.0 * 8.0 / 3600.0;
+    assert_close(r.flows[0].fct_ns.unwrap(), nvlink_ns, 0.01, 0.0, "NVLink time");
+    assert_eq!(counter(&r, "h0", "to-leaf0-0", "tx_packets"), 0);
+    // A job on servers 1 and 2 ranks their eight GPUs.
+    let job = "[[workload]]\nkind = \"collective\"\nop = \"all-gather\"\nsize = \"1MiB\"\nservers = [1, 2]\n";
+    let r = run(&rail(100, job)).remove(0);
+    assert_eq!(r.summary.jobs[0].ranks, 8);
+    assert_eq!(
+        counter(&r, "h0", "to-leaf0-0", "tx_packets"),
+        0,
+        "server 0 has no rank"
+    );
+    let e = models::scenario::parse(
+        &rail(100, &job.replace("[1, 2]", "[1, 9]")),
+        "t.toml",
+        "t",
+        &Default::default(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("no server 9"), "{e}");
+}
+
+#[test]
+fn a_dac_between_two_servers_second_ports_runs_beside_the_fabric() {
+    // Servers a and b: port 1 on the switch, port 2 on a 100G DAC to the other's port 2.
+    let toml = r#"
+        [topology]
+        kind = "graph"
+        nodes = [
+          { name = "sw", kind = "switch" },
+          { name = "a1", kind = "host", server = "a" }, { name = "b1", kind = "host", server = "b" },
+          { name = "a2", kind = "host", server = "a" }, { name = "b2", kind = "host", server = "b" },
+        ]
+        links = [
+          { a = "a1", b = "sw", rate = "25Gbps", delay = "1us" },
+          { a = "b1", b = "sw", rate = "25Gbps", delay = "1us" },
+          { a = "a2", b = "b2", rate = "100Gbps", delay = "5ns" },
+        ]
+        [[flow]]
+        src = "a2"
+        dst = "b2"
+        size = "4MB"
+        [[flow]]
+        src = "a1"
+        dst = "b1"
+        size = "1MB"
+        [[flow]]
+        src = "a1"
+        dst = "a2"
+        size = "1MB"
+    "#;
+    let r = run(toml).remove(0);
+    let frames = 4_000_000u64.div_ceil(4096);
+    let wire = (frames - 1) * roce_wire(4096) + roce_wire(4_000_000 - (frames - 1) * 4096);
+    assert_close(
+        r.flows[0].fct_ns.unwrap(),
+        tx_ns(wire, 100.0),
+        0.0,
+        0.01,
+        "a2 -> b2 over the DAC at 100G",
+    );
+    assert_eq!(
+        counter(&r, "sw", "to-b1", "tx_packets"),
+        counter(&r, "a1", "to-sw", "tx_packets"),
+        "only a1 -> b1 on the switch"
+    );
+    // a1 -> a2 stays inside server a (NVLink's default 3.6 Tb/s).
+    assert_close(
+        r.flows[2].fct_ns.unwrap(),
+        1e6 * 8.0 / 3600.0,
+        0.01,
+        0.0,
+        "inside the server",
+    );
+}

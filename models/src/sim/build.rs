@@ -61,7 +61,15 @@ impl<'a> Sim<'a> {
             })
             .unzip();
         let network_rtt = path_rtt.iter().copied().max().unwrap_or(Duration::from_us(1));
-        let bounds = ideal::bounds(&net, &scenario.flows, mtu, |prio| variant.nic.transport_of(prio));
+        let mut bounds = ideal::bounds(&net, &scenario.flows, mtu, |prio| variant.nic.transport_of(prio));
+        let t = &scenario.topology;
+        let servers = t.nvlink.map(|bw| (t.server.clone(), bw));
+        for (f, b) in scenario.flows.iter().zip(&mut bounds) {
+            if t.same_server(f.src, f.dst) {
+                let d = t.nvlink.expect("servers have NVLink").tx_time(f.size);
+                (b.ideal, b.floor) = (d, d);
+            }
+        }
         let hosts = net.host_node.len();
         let host_rate = |h: usize| scenario.topology.host_rate(HostId(h as u32));
         let trimming = variant.switch_configs().any(|(s, _)| s.trim.is_some());
@@ -152,6 +160,7 @@ impl<'a> Sim<'a> {
             wall_deadline: None,
             watch: Default::default(),
             wd,
+            servers,
             bounds,
         }
     }

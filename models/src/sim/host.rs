@@ -11,6 +11,12 @@ use sim_core::Time;
 
 impl Sim<'_> {
     pub(super) fn on_flow_start(&mut self, f: FlowId) {
+        if let Some(d) = self.local_time(f) {
+            // GPU to GPU inside a server: NVLink, not the NICs.
+            self.flows[f.idx()].started = Some(self.now);
+            self.schedule(self.now + d, Event::LocalDone(f));
+            return;
+        }
         let flow = &self.flows[f.idx()];
         let (src, dst, entropy) = (flow.spec.src, flow.spec.dst, flow.entropy);
         let node = self.net.host_node[src.idx()];

@@ -74,6 +74,8 @@ pub enum Event {
     Reroute,
     /// Look for a cyclic pause dependency (while ports are paused).
     DeadlockCheck,
+    /// A flow between two GPUs of one server has crossed NVLink.
+    LocalDone(FlowId),
     /// Has switch egress `port`'s pause on a priority lasted the PFC watchdog's detection time?
     WdCheck(PortId, u8),
     /// May a stormed queue be restored?
@@ -200,6 +202,8 @@ pub struct Sim<'a> {
     wall_deadline: Option<std::time::Instant>,
     /// PFC storms and deadlocks found.
     pub watch: pfc_watch::PfcWatch,
+    /// Servers with several NICs: each host's server, and NVLink's rate between its GPUs.
+    servers: Option<(Vec<u32>, sim_core::BitRate)>,
     /// The switches' PFC watchdog (`pfc.watchdog_action`).
     pub wd: pfc_wd::PfcWd,
     /// Each flow's ideal FCT and lower bound on the healthy fabric.
@@ -329,6 +333,7 @@ impl Sim<'_> {
             Event::Reroute => self.net.reroute(),
             Event::Sample => self.on_sample(),
             Event::DeadlockCheck => self.on_deadlock_check(),
+            Event::LocalDone(f) => self.on_local_done(f),
             Event::WdCheck(p, prio) => self.on_wd_check(p, prio),
             Event::WdRestore(p, prio) => self.on_wd_restore(p, prio),
         }
@@ -353,6 +358,23 @@ impl Sim<'_> {
     #[inline]
     fn schedule(&mut self, at: Time, ev: Event) {
         self.queue.push(at, ev);
+    }
+
+    /// NVLink's time for flow `f` when it runs between two GPUs of one server, else None.
+    fn local_time(&self, f: FlowId) -> Option<Duration> {
+        let (server, nvlink) = self.servers.as_ref()?;
+        let s = &self.flows[f.idx()].spec;
+        (server[s.src.idx()] == server[s.dst.idx()]).then(|| nvlink.tx_time(s.size))
+    }
+
+    /// A flow inside one server is done: it took NVLink, not the fabric.
+    fn on_local_done(&mut self, f: FlowId) {
+        let now = self.now;
+        let flow = &mut self.flows[f.idx()];
+        flow.received_bytes = flow.spec.size;
+        flow.finish = Some(now);
+        flow.sender_done = Some(now);
+        self.completed(f);
     }
 
     /// Flow `f` has delivered its last byte: start the flows that waited for it.

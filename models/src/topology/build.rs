@@ -55,10 +55,33 @@ impl TopologyConfig {
                 host_link,
                 fabric_link,
             } => fat_tree(&mut t, *k, host_link, fabric_link)?,
-            TopologyConfig::Htsim { file } => super::htsim_topo::build(&mut t, file, dir)?,
-            TopologyConfig::Graph { nodes, links, file } => {
-                super::graph::build(&mut t, nodes, links, file.as_deref(), dir)?
+            TopologyConfig::Rail {
+                units,
+                servers_per_unit,
+                nics_per_host,
+                spines,
+                host_link,
+                fabric_link,
+                links_per_spine,
+                nvlink,
+            } => {
+                let shape = super::rail::Rail {
+                    units: *units,
+                    servers: *servers_per_unit,
+                    rails: *nics_per_host,
+                    spines: *spines,
+                    links_per_spine: *links_per_spine,
+                    nvlink: *nvlink,
+                };
+                super::rail::build(&mut t, shape, host_link, fabric_link)?
             }
+            TopologyConfig::Htsim { file } => super::htsim_topo::build(&mut t, file, dir)?,
+            TopologyConfig::Graph {
+                nodes,
+                links,
+                file,
+                nvlink,
+            } => super::graph::build(&mut t, nodes, links, file.as_deref(), *nvlink, dir)?,
         }
         Ok(t)
     }

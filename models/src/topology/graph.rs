@@ -4,9 +4,11 @@
 //! Nodes are hosts or switches (a switch may name its ASIC profile, as `[switch.tier.<name>]
 //! asic` would); links join two nodes by name with a rate, a propagation delay or cable
 //! length, and a count of parallel cables. Routing is by shortest paths with ECMP over equal
-//! costs, as on every topology. A host has one NIC port, so in a fabric with switches it has
-//! exactly one cable, to a switch; a graph without switches (a DAC pair, a ring of hosts)
-//! has its hosts forward frames, as Linux boxes with `ip_forward` do.
+//! costs, as on every topology. A host is one NIC port with one cable; hosts naming the same
+//! `server` are the ports of one multi-NIC server. In a fabric with switches a host's cable
+//! goes to a switch, or straight to one other host whose only cable it is (a DAC between two
+//! servers' second ports); a graph without switches (a DAC pair, a ring of hosts) has its
+//! hosts forward frames, as Linux boxes with `ip_forward` do.
 //!
 //! The edge-list file, one statement per line (`#` starts a comment):
 //!
@@ -34,6 +36,10 @@ pub struct GraphNode {
     /// A switch's ASIC profile (default `[switch]`'s).
     #[serde(default)]
     pub asic: Option<Asic>,
+    /// Hosts naming one server are that server's NIC ports: their traffic to each other stays
+    /// inside it (`nvlink`), not on the fabric.
+    #[serde(default)]
+    pub server: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -79,6 +85,7 @@ pub fn build(
     nodes: &[GraphNode],
     links: &[GraphLink],
     file: Option<&str>,
+    nvlink: Option<BitRate>,
     dir: &Path,
 ) -> Result<(), FieldError> {
     let (nodes, links, at): (Vec<GraphNode>, Vec<GraphLink>, Place) = match file {
@@ -109,7 +116,27 @@ pub fn build(
             Box::new(|kind: &str, i: usize| format!("topology.{kind}[{i}]")),
         ),
     };
-    add(t, &nodes, &links, &*at)
+    add(t, &nodes, &links, &*at)?;
+    servers(t, &nodes, nvlink);
+    Ok(())
+}
+
+/// Hosts that name one server share its index; NVLink between them when any server has two.
+fn servers(t: &mut Topology, nodes: &[GraphNode], nvlink: Option<BitRate>) {
+    let mut index: HashMap<&str, u32> = HashMap::new();
+    let mut shared = false;
+    let hosts = nodes.iter().filter(|n| n.kind == GraphKind::Host);
+    for (h, n) in hosts.enumerate() {
+        if let Some(s) = &n.server {
+            let next = h as u32;
+            let id = *index.entry(s.as_str()).or_insert(next);
+            shared |= id != next;
+            t.server[h] = id;
+        }
+    }
+    if shared || nvlink.is_some() {
+        t.nvlink = Some(nvlink.unwrap_or(super::rail::H100_NVLINK));
+    }
 }
 
 fn add(
@@ -152,6 +179,7 @@ fn add(
     let total: u128 = links.iter().map(|l| l.count as u128).sum();
     super::links_check("topology.links", total)?;
     let mut cables = vec![0u32; nodes.len()];
+    let mut direct = Vec::new();
     for (i, l) in links.iter().enumerate() {
         let key = at("links", i);
         let node = |name: &str| {
@@ -180,13 +208,7 @@ fn add(
         }
         let hosts = |n: crate::ids::NodeId| t.nodes[n.idx()].kind == NodeKind::Host;
         if switched && hosts(a) && hosts(b) {
-            return Err(FieldError::new(
-                key,
-                format!(
-                    "a cable between hosts \"{}\" and \"{}\" in a fabric with switches: hosts forward frames only in a graph without switches; cable each to a switch",
-                    l.a, l.b
-                ),
-            ));
+            direct.push(i);
         }
         let cfg = LinkConfig {
             rate: l.rate,
@@ -201,6 +223,19 @@ fn add(
         }
         cables[a.idx()] += l.count;
         cables[b.idx()] += l.count;
+    }
+    // Host to host in a switched fabric: a point-to-point pair, each host's only cable.
+    for &i in &direct {
+        let l = &links[i];
+        if cables[id[&l.a].idx()] != 1 || cables[id[&l.b].idx()] != 1 || l.count != 1 {
+            return Err(FieldError::new(
+                at("links", i),
+                format!(
+                    "a cable between hosts \"{}\" and \"{}\" in a fabric with switches: hosts do not forward frames there, so a host cabled to a host has no other cable (a DAC between two servers' ports); cable the others to a switch",
+                    l.a, l.b
+                ),
+            ));
+        }
     }
     for (i, n) in nodes.iter().enumerate() {
         let c = cables[i];
@@ -253,6 +288,18 @@ fn connected(t: &Topology, nodes: &[GraphNode]) -> Result<(), FieldError> {
         adj[l.a.idx()].push(l.b.idx());
         adj[l.b.idx()].push(l.a.idx());
     }
+    // A server joins its ports.
+    let mut by_server: HashMap<&str, usize> = HashMap::new();
+    for (i, n) in nodes.iter().enumerate() {
+        if let Some(s) = &n.server {
+            if let Some(&first) = by_server.get(s.as_str()) {
+                adj[first].push(i);
+                adj[i].push(first);
+            } else {
+                by_server.insert(s.as_str(), i);
+            }
+        }
+    }
     let mut seen = vec![false; t.nodes.len()];
     let mut stack = vec![0usize];
     seen[0] = true;
@@ -302,6 +349,7 @@ fn parse_edge_list(text: &str) -> Result<Parsed, (usize, String)> {
                         name: n.to_string(),
                         kind: GraphKind::Host,
                         asic: None,
+                        server: None,
                     });
                     node_lines.push(line);
                 }
@@ -318,6 +366,7 @@ fn parse_edge_list(text: &str) -> Result<Parsed, (usize, String)> {
                     name: name.to_string(),
                     kind: GraphKind::Switch,
                     asic,
+                    server: None,
                 });
                 node_lines.push(line);
             }

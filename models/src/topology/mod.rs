@@ -12,6 +12,8 @@
 //! * `fat-tree`: the k-ary three-tier fat tree of Al-Fares, Loukissas and Vahdat ("A scalable,
 //!   commodity data center network architecture", SIGCOMM 2008): k pods of k/2 edge and k/2
 //!   aggregation switches, (k/2)^2 cores, k^3/4 hosts.
+//! * `rail`: rail-optimised scalable units of multi-NIC servers, as NVIDIA's DGX SuperPOD
+//!   reference architectures cable them ([`rail`]).
 //! * `htsim`: a uet-htsim `.topo` file's fat tree or leaf-spine ([`htsim_topo`]).
 //! * `graph`: any cabling, node by node and cable by cable, inline or from an edge-list file
 //!   ([`graph`]).
@@ -125,6 +127,20 @@ pub enum TopologyConfig {
         host_link: LinkConfig,
         fabric_link: LinkConfig,
     },
+    /// Scalable units of servers with `nics_per_host` NICs, one leaf per rail per unit.
+    Rail {
+        units: u32,
+        servers_per_unit: u32,
+        nics_per_host: u32,
+        spines: u32,
+        host_link: LinkConfig,
+        fabric_link: LinkConfig,
+        #[serde(default = "one")]
+        links_per_spine: u32,
+        /// GPU-to-GPU bandwidth inside a server, each way (default NVLink 4 on H100: 450 GB/s).
+        #[serde(default)]
+        nvlink: Option<BitRate>,
+    },
     /// A uet-htsim `.topo` fat tree or leaf-spine.
     Htsim {
         file: String,
@@ -137,6 +153,9 @@ pub enum TopologyConfig {
         links: Vec<graph::GraphLink>,
         #[serde(default)]
         file: Option<String>,
+        /// Between the ports of one server (`server` on its hosts; default 3600 Gbps).
+        #[serde(default)]
+        nvlink: Option<BitRate>,
     },
 }
 
@@ -178,6 +197,12 @@ pub struct Topology {
     pub hosts: Vec<NodeId>,
     /// Hosts forward packets that are not theirs (switchless rings).
     pub hosts_forward: bool,
+    /// The server each host (NIC port) belongs to: its own index unless servers have several
+    /// NICs (`rail`).
+    pub server: Vec<u32>,
+    /// Bandwidth between two GPUs of one server, each way, when servers have several NICs:
+    /// traffic between a server's own NICs takes NVLink, not the fabric.
+    pub nvlink: Option<BitRate>,
     /// Rate of each node's first cable (for a host, its NIC's line rate), 0 without one.
     first_rate: Vec<BitRate>,
 }
@@ -253,6 +278,7 @@ impl Topology {
         });
         self.first_rate.push(BitRate(0));
         if kind == NodeKind::Host {
+            self.server.push(self.hosts.len() as u32);
             self.hosts.push(id);
         }
         id
@@ -296,6 +322,11 @@ impl Topology {
             BitRate(0) => BitRate(1),
             r => r,
         }
+    }
+
+    /// True when hosts `a` and `b` are NICs of one server (their traffic takes NVLink).
+    pub fn same_server(&self, a: crate::ids::HostId, b: crate::ids::HostId) -> bool {
+        self.nvlink.is_some() && self.server[a.idx()] == self.server[b.idx()]
     }
 
     /// The host called `name` (hosts of the built-in shapes are h0, h1, ...).
@@ -351,6 +382,7 @@ fn links_check(key: &str, links: u128) -> Result<(), FieldError> {
 mod build;
 pub mod graph;
 mod htsim_topo;
+mod rail;
 
 #[cfg(test)]
 mod tests {

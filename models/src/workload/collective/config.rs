@@ -25,6 +25,10 @@ pub struct CollectiveConfig {
     /// Ranks in ring order (default: every host in order).
     #[serde(default)]
     pub hosts: Option<Vec<HostRef>>,
+    /// Place the job on these servers (by index), one rank per GPU, each on its GPU's NIC
+    /// (multi-NIC servers, `kind = "rail"`); instead of `hosts`.
+    #[serde(default)]
+    pub servers: Option<Vec<u32>>,
     /// The job's name in the results (default `<op>-<workload index>`).
     #[serde(default)]
     pub name: Option<String>,
@@ -78,13 +82,29 @@ impl CollectiveConfig {
         let key = cx.key;
         let err = |f: &str, m: String| FieldError::new(key(f), m);
         let resolve = |h: &HostRef, f: &str| h.resolve(cx.topo, &key(f));
-        let ranks: Vec<HostId> = match &self.hosts {
-            Some(list) => list
+        let ranks: Vec<HostId> = match (&self.hosts, &self.servers) {
+            (Some(_), Some(_)) => return Err(err("servers", "give `hosts` or `servers`, not both".into())),
+            (None, Some(servers)) => {
+                let t = cx.topo;
+                let last = t.server.last().copied().unwrap_or(0);
+                if let Some(bad) = servers.iter().find(|&&s| s > last) {
+                    return Err(err(
+                        "servers",
+                        format!("no server {bad}: the servers are 0..{last}"),
+                    ));
+                }
+                servers
+                    .iter()
+                    .flat_map(|&s| (0..t.hosts.len() as u32).filter(move |&h| t.server[h as usize] == s))
+                    .map(HostId)
+                    .collect()
+            }
+            (Some(list), None) => list
                 .iter()
                 .enumerate()
                 .map(|(i, h)| resolve(h, &format!("hosts[{i}]")))
                 .collect::<Result<_, _>>()?,
-            None => (0..cx.topo.hosts.len() as u32).map(HostId).collect(),
+            (None, None) => (0..cx.topo.hosts.len() as u32).map(HostId).collect(),
         };
         let mut seen = std::collections::HashSet::new();
         if ranks.len() < 2 || !ranks.iter().all(|h| seen.insert(*h)) {
@@ -187,9 +207,11 @@ impl CollectiveConfig {
         if self.iterations == 0 {
             return Err(err("iterations", "at least one iteration".into()));
         }
+        let rails = rails(cx.topo, &ranks);
         Ok(Plan {
             op: self.op,
             algorithm,
+            rails,
             ranks,
             size,
             channels,
@@ -206,4 +228,21 @@ impl CollectiveConfig {
             workload: cx.workload,
         })
     }
+}
+
+/// NICs per server when `ranks` are whole servers of several NICs, each server's NICs together
+/// and in order (NCCL's one rank per GPU, on its nearest NIC); else 1.
+fn rails(t: &crate::topology::Topology, ranks: &[HostId]) -> u32 {
+    if t.nvlink.is_none() {
+        return 1;
+    }
+    let of = |h: HostId| t.server[h.idx()];
+    let per = t.server.iter().filter(|&&s| s == of(ranks[0])).count();
+    let whole = per > 1
+        && ranks.len() % per == 0
+        && ranks.chunks(per).all(|c| {
+            let first = (0..t.hosts.len()).position(|h| t.server[h] == of(c[0]));
+            first.is_some_and(|f| c.iter().enumerate().all(|(i, h)| h.idx() == f + i))
+        });
+    if whole { per as u32 } else { 1 }
 }

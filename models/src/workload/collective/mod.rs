@@ -123,6 +123,9 @@ pub struct Plan {
     pub algorithm: Algorithm,
     /// Ranks in order (ring order for rings; ranks 0.. for trees and halving-doubling).
     pub ranks: Vec<HostId>,
+    /// NICs per server when the ranks are whole multi-NIC servers (1 otherwise): rings then
+    /// run `channels` per NIC, each on one rail (`ring.rs`).
+    pub rails: u32,
     /// nccl-tests' size.
     pub size: u64,
     pub channels: u32,

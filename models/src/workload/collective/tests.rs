@@ -3,6 +3,7 @@ use super::*;
 
 fn plan(op: Op, algorithm: Algorithm, n: u32, size: u64) -> Plan {
     Plan {
+        rails: 1,
         op,
         algorithm,
         ranks: (0..n).map(HostId).collect(),
