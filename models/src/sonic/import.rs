@@ -32,11 +32,11 @@ pub struct Imported {
 }
 
 impl Imported {
-    fn put(&mut self, key: &str, v: T) {
+    pub(super) fn put(&mut self, key: &str, v: T) {
         self.set.push((key.to_string(), v));
     }
 
-    fn warn(&mut self, w: impl Into<String>) {
+    pub(super) fn warn(&mut self, w: impl Into<String>) {
         self.warnings.push(w.into());
     }
 
@@ -135,7 +135,7 @@ pub fn import(src: &str) -> Result<Imported, JsonError> {
     maps(root, &lossless, &mut out)?;
     buffers(root, &lossless, &mut out)?;
     queues(root, &lossless, &mut out)?;
-    watchdog(root, &mut out)?;
+    super::pfcwd::import(root, &mut out)?;
     if root.contains_key("CABLE_LENGTH") {
         out.warn("CABLE_LENGTH: cables come from [topology]; the lengths only tell apart lossless profiles of one speed");
     }
@@ -553,53 +553,6 @@ fn queues(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Imported
             .map(|(q, w)| (q.to_string(), T::Integer(*w)))
             .collect();
         out.put("switch.scheduler.dwrr", T::Table(t));
-    }
-    Ok(())
-}
-
-/// The PFC watchdog: detection time, action (SONiC's default is `drop`) and restoration time.
-fn watchdog(root: &Map<String, Value>, out: &mut Imported) -> Result<(), JsonError> {
-    let (mut times, mut restores, mut actions) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
-    for (port, o) in table(root, "PFC_WD")? {
-        if port == "GLOBAL" {
-            continue;
-        }
-        let path = format!("PFC_WD.{port}");
-        if let Some(ms) = int(o, &path, "detection_time", 1..=60_000)? {
-            times.insert(ms);
-        }
-        if let Some(ms) = int(o, &path, "restoration_time", 1..=600_000)? {
-            restores.insert(ms);
-        }
-        let action = text(o, &path, "action")?.unwrap_or_else(|| "drop".to_string());
-        if !matches!(action.as_str(), "drop" | "forward" | "alert") {
-            return Err(err(
-                &format!("{path}.action"),
-                format!("expected drop, forward or alert, got {action:?}"),
-            ));
-        }
-        actions.insert(action);
-    }
-    if let Some(ms) = times.first() {
-        out.put("pfc.watchdog", T::String(format!("{ms}ms")));
-        if times.len() > 1 {
-            out.warn("PFC_WD: ports detect after different times; the model takes the shortest");
-        }
-    }
-    if let Some(ms) = restores.first() {
-        out.put("pfc.watchdog_restore", T::String(format!("{ms}ms")));
-        if restores.len() > 1 {
-            out.warn("PFC_WD: ports restore after different times; the model takes the shortest");
-        }
-    }
-    if let Some(a) = actions.first() {
-        out.put("pfc.watchdog_action", T::String(a.clone()));
-        if actions.len() > 1 {
-            out.warn(format!(
-                "PFC_WD: ports act differently ({}); the model takes {a} on every port",
-                actions.iter().cloned().collect::<Vec<_>>().join(", ")
-            ));
-        }
     }
     Ok(())
 }

@@ -14,6 +14,7 @@
 
 pub mod export;
 pub mod import;
+mod pfcwd;
 
 pub use import::{Imported, import};
 
