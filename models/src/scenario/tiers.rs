@@ -154,7 +154,7 @@ fn typed<T: serde::de::DeserializeOwned>(v: Value, prefix: &str) -> Result<T, Fi
 }
 
 /// `switch.buffer` -> `switch.tier.spine.buffer`; `pfc.xoff` -> `switch.tier.spine.pfc.xoff`.
-fn retarget(name: &str, path: &str) -> String {
+pub(super) fn retarget(name: &str, path: &str) -> String {
     match path.strip_prefix("switch.") {
         Some(rest) => format!("switch.tier.{name}.{rest}"),
         None => format!("switch.tier.{name}.{path}"),

@@ -108,13 +108,7 @@ pub fn resolve(
     for (i, t) in tiers.iter().enumerate() {
         t.switch
             .validate_fabric(topo, &t.pfc, |s| tier_of(s) == i + 1)
-            .map_err(|e| {
-                let path = match e.path.strip_prefix("switch.") {
-                    Some(rest) => format!("switch.tier.{}.{rest}", t.name),
-                    None => format!("switch.tier.{}.{}", t.name, e.path),
-                };
-                FieldError::new(path, e.message)
-            })?;
+            .map_err(|e| FieldError::new(super::tiers::retarget(&t.name, &e.path), e.message))?;
     }
     let max_frame = nic.max_frame();
     Ok(Resolved {

@@ -111,6 +111,11 @@ impl Sim<'_> {
         }
     }
 
+    /// The watchdog settings of `q`'s switch (only switch ports are watched).
+    fn wd_settings(&self, q: PortId) -> &crate::pfc::PfcConfig {
+        self.wd_pfc(q).unwrap_or(&self.variant.pfc)
+    }
+
     /// What the watchdog of `q`'s switch does (off on a host).
     fn wd_action(&self, q: PortId) -> WatchdogAction {
         self.wd_pfc(q).map_or(WatchdogAction::Off, |p| p.watchdog_action)
@@ -150,7 +155,7 @@ impl Sim<'_> {
         let w = self.wd.queues.entry((q, prio)).or_default();
         if !w.check_pending {
             w.check_pending = true;
-            let at = (since + self.variant.pfc_of(self.switch_index(q)).watchdog).max(self.now);
+            let at = (since + self.wd_settings(q).watchdog).max(self.now);
             self.schedule(at, Event::WdCheck(q, prio));
         }
     }
@@ -171,7 +176,7 @@ impl Sim<'_> {
         let Some(since) = self.net.ports[q.idx()].pause.paused_since(prio, self.now) else {
             return;
         };
-        if self.now - since < self.variant.pfc_of(self.switch_index(q)).watchdog {
+        if self.now - since < self.wd_settings(q).watchdog {
             self.wd_watch(q, prio);
             return;
         }
@@ -180,7 +185,7 @@ impl Sim<'_> {
 
     fn storm_detected(&mut self, q: PortId, prio: u8) {
         let action = self.wd_action(q);
-        let pfc = self.variant.pfc_of(self.switch_index(q));
+        let pfc = self.wd_settings(q);
         let (watchdog, restoration) = (self.variant.pfc.watchdog, pfc.restoration());
         let tx = self.net.ports[q.idx()].tx_prio_packets(prio);
         let w = self.wd.queues.entry((q, prio)).or_default();
@@ -268,14 +273,6 @@ impl Sim<'_> {
         true
     }
 
-    /// The switch number of switch port `q`.
-    fn switch_index(&self, q: PortId) -> usize {
-        match self.net.roles[self.net.port_node[q.idx()].idx()] {
-            Role::Switch(s) => s.idx(),
-            Role::Host(_) => unreachable!("the watchdog watches switch ports"),
-        }
-    }
-
     /// Restore a stormed queue once its condition has cleared.
     pub(super) fn on_wd_restore(&mut self, q: PortId, prio: u8) {
         if !self.wd.is_stormed(q, prio) {
@@ -287,7 +284,7 @@ impl Sim<'_> {
             (until > self.now).then_some(until)
         } else {
             let last = self.wd.queues[&(q, prio)].last_pfc;
-            let at = last + self.variant.pfc_of(self.switch_index(q)).restoration();
+            let at = last + self.wd_settings(q).restoration();
             (at > self.now).then_some(at)
         };
         if let Some(at) = due {

@@ -13,9 +13,9 @@
 //! tier (the cables below it); switch latencies other than 0 are refused, as the model's
 //! pipeline latency is `switch.latency`.
 
-use super::{LinkConfig, NodeKind, Topology};
+use super::build::{FatTree, LeafSpine, clos2, clos3};
+use super::{LinkConfig, Topology};
 use crate::error::FieldError;
-use crate::ids::NodeId;
 use sim_core::{BitRate, Duration};
 use std::path::Path;
 
@@ -158,17 +158,13 @@ pub fn build(t: &mut Topology, file: &str, dir: &Path) -> Result<(), FieldError>
                 t1.down, t1.bundle
             )));
         }
-        let leaves: Vec<NodeId> = (0..tors)
-            .map(|l| t.add_edge_switch(format!("leaf{l}"), hpt as u32, &l0, d0))
-            .collect();
-        for s in 0..above {
-            let spine = t.add(format!("spine{s}"), NodeKind::Switch);
-            for &leaf in &leaves {
-                for _ in 0..t1.bundle {
-                    t.connect(leaf, spine, &l1, d1);
-                }
-            }
-        }
+        let shape = LeafSpine {
+            leaves: tors as u32,
+            spines: above,
+            hosts_per_leaf: hpt as u32,
+            links_per_spine: t1.bundle as u32,
+        };
+        clos2(t, &shape, (&l0, d0), (&l1, d1));
         return Ok(());
     }
     let t2 = tiers[2];
@@ -194,26 +190,15 @@ pub fn build(t: &mut Topology, file: &str, dir: &Path) -> Result<(), FieldError>
     let group = (t1.up / t2.bundle) as u32;
     let l2 = link(&t2);
     let d2 = l2.delay("topology.file")?;
-    let cores: Vec<NodeId> = (0..above * group)
-        .map(|c| t.add(format!("core{c}"), NodeKind::Switch))
-        .collect();
-    for p in 0..pods {
-        let edges: Vec<NodeId> = (0..tors_per_pod)
-            .map(|e| t.add_edge_switch(format!("edge{p}-{e}"), hpt as u32, &l0, d0))
-            .collect();
-        for a in 0..above {
-            let agg = t.add(format!("agg{p}-{a}"), NodeKind::Switch);
-            for &edge in &edges {
-                for _ in 0..t1.bundle {
-                    t.connect(edge, agg, &l1, d1);
-                }
-            }
-            for c in 0..group {
-                for _ in 0..t2.bundle {
-                    t.connect(agg, cores[(a * group + c) as usize], &l2, d2);
-                }
-            }
-        }
-    }
+    let shape = FatTree {
+        pods: pods as u32,
+        edges: tors_per_pod as u32,
+        hosts: hpt as u32,
+        aggs: above,
+        group,
+        edge_bundle: t1.bundle as u32,
+        core_bundle: t2.bundle as u32,
+    };
+    clos3(t, &shape, (&l0, d0), (&l1, d1), (&l2, d2));
     Ok(())
 }
