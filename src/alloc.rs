@@ -1,31 +1,71 @@
-//! The allocator (Linux): jemalloc, asked to back its memory with transparent huge pages
-//! (`opt.thp` "always" and `opt.metadata_thp`, jemalloc(3)).
+//! The allocator (Linux): jemalloc, with transparent huge pages for large blocks only.
 //!
-//! A large fabric's state (ports, routing rows, the packet slab, per-flow state) is read at
-//! random, so with 4 KiB pages many of those reads likely also miss the TLB (this machine
-//! exposes no TLB counters; `AnonHugePages` in `/proc/PID/smaps_rollup` shows 35-51 MB of
-//! P1024 RoCEv2's memory on huge pages). Measured A/B against the system allocator on a
-//! kernel in `madvise` THP mode: 0.75-0.83 of the CPU time on P1024 and 0.80 on P8192, for
-//! 11-22 MB more peak memory (`benches/README.md`). A kernel without THP ignores the advice.
-//! Other platforms keep the system allocator: jemalloc warns at every start where THP does
-//! not exist, and the pages are the whole gain.
+//! A large fabric's state (ports, routing rows, the packet slab, per-flow state, the event
+//! queue) is read at random, so with 4 KiB pages many of those reads also miss the TLB.
+//! Backing every jemalloc arena with huge pages (`opt.thp` "always") measured 0.75-0.83 of
+//! the CPU time on P1024 and 0.80 on P8192 (`benches/README.md`), but it rounds each of
+//! jemalloc's small-size arenas up to 2 MiB pages: a 128-host run held 24-63 MB, where its
+//! data needs 12-30 MB. So jemalloc keeps its default pages, and each block of at least
+//! [`HUGE`] (where the big arrays live) is advised `MADV_HUGEPAGE` (madvise(2)) when it is
+//! allocated or grown: the kernel backs it with huge pages in its `madvise` and `always`
+//! modes, and a kernel without THP ignores the advice. Other platforms use the system
+//! allocator unchanged.
 
-use std::ffi::c_char;
+use std::alloc::{GlobalAlloc, Layout};
+
+/// Blocks this large or larger get huge pages: one huge page.
+const HUGE: usize = 2 << 20;
+
+/// jemalloc, advising huge pages on large blocks.
+pub struct Alloc;
 
 #[global_allocator]
-static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+static ALLOC: Alloc = Alloc;
 
-/// A C string pointer jemalloc can read (`const char *malloc_conf`).
-#[repr(transparent)]
-pub struct Conf(*const c_char);
+static JE: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-// SAFETY: it points at a static, immutable C string.
-unsafe impl Sync for Conf {}
+/// Ask for huge pages on the whole 2 MiB pages inside `[ptr, ptr + size)`.
+#[inline]
+fn advise(ptr: *mut u8, size: usize) {
+    if size < HUGE || ptr.is_null() {
+        return;
+    }
+    let start = (ptr as usize).next_multiple_of(HUGE);
+    let end = (ptr as usize + size) & !(HUGE - 1);
+    if end > start {
+        // SAFETY: the range lies inside a block this allocator just handed out; madvise with
+        // MADV_HUGEPAGE changes only how the kernel backs it, never its contents.
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+        }
+    }
+}
 
-/// jemalloc reads its options from this symbol at start-up. tikv-jemalloc-sys prefixes its
-/// symbols with `_rjem_` unless the `unprefixed_malloc_on_supported_platforms` feature is
-/// enabled somewhere in the dependency graph (then this would silently not apply; check
-/// with `_RJEM_MALLOC_CONF=confirm_conf:true sim --version`).
-#[allow(non_upper_case_globals)]
-#[unsafe(export_name = "_rjem_malloc_conf")]
-pub static malloc_conf: Conf = Conf(c"thp:always,metadata_thp:always".as_ptr());
+// SAFETY: every call is jemalloc's, with the same arguments; `advise` only adds a hint.
+unsafe impl GlobalAlloc for Alloc {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { JE.alloc(layout) };
+        advise(p, layout.size());
+        p
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { JE.alloc_zeroed(layout) };
+        advise(p, layout.size());
+        p
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { JE.dealloc(ptr, layout) }
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = unsafe { JE.realloc(ptr, layout, new_size) };
+        advise(p, new_size);
+        p
+    }
+}

@@ -16,6 +16,7 @@ mod output;
 mod plots;
 mod results_dir;
 mod run;
+mod runner;
 mod sweep;
 mod telemetry;
 mod timeseries;

@@ -2,7 +2,7 @@
 //! Each file is written to a temporary name and renamed (`files.rs`), so a reader never sees half
 //! a file.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use models::{Scenario, VariantReport};
 use serde::Serialize;
 use std::fs;
@@ -203,7 +203,9 @@ fn write_sonic(dir: &Path, reports: &[VariantReport]) -> Result<()> {
 /// `events.csv`: `variant,time_ns,node,port,prio,flow,event,reason`, and a last row per
 /// variant counting the events the log had no room for.
 fn write_events(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetry]) -> Result<()> {
-    let mut w = csv::Writer::from_writer(Vec::new());
+    // Streamed: a trimming run logs hundreds of thousands of events.
+    let path = dir.join("events.csv");
+    let mut w = csv::Writer::from_writer(files::create(&path)?);
     w.write_record([
         "variant", "time_ns", "node", "port", "prio", "flow", "event", "reason",
     ])?;
@@ -243,7 +245,7 @@ fn write_events(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetry]) 
             ])?;
         }
     }
-    files::write(&dir.join("events.csv"), &w.into_inner()?)
+    w.flush().with_context(|| format!("writing {}", path.display()))
 }
 
 /// A rate in Gb/s as a person reads it: `97.6 Gb/s`, `10.24 Tb/s`.

@@ -6,8 +6,7 @@ use crate::results_dir::{Kind, Staging};
 use crate::watchdog::{Phase, Watchdog};
 use anyhow::{Context, Result};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use models::{Overrides, Sim, VariantReport};
+use models::{Overrides, VariantReport};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -36,6 +35,10 @@ pub struct RunArgs {
     /// No progress display.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Variants to run at once [default: the cores this process may use, as many as the
+    /// memory limit allows].
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
 }
 
 pub fn run(args: &RunArgs, started: Instant) -> Result<ExitCode> {
@@ -104,7 +107,16 @@ pub fn run(args: &RunArgs, started: Instant) -> Result<ExitCode> {
         staging.dir().to_path_buf(),
         staging.out().to_path_buf(),
     );
-    let (reports, telemetry, cut) = simulate(&scenario, args.quiet, &stop, Some(&watchdog));
+    let (jobs, lowered) = crate::runner::jobs_for(
+        &scenario,
+        args.jobs.map(usize::from),
+        ov.max_memory.as_ref().map(|m| m.0),
+    );
+    if let Some(why) = lowered {
+        eprintln!("note: {why}");
+    }
+    let (reports, telemetry, cut) =
+        crate::runner::simulate(&scenario, args.quiet, jobs, &stop, Some(&watchdog));
     output::print_table(&scenario, &reports);
     watchdog.enter(Phase::Writing);
     let argv: Vec<String> = std::env::args().collect();
@@ -164,104 +176,4 @@ fn exit_code(reports: &[VariantReport], cut: &Cut, interrupted: bool) -> u8 {
         return exit::LIMIT;
     }
     0
-}
-
-/// Run every variant of `scenario`, with progress on a terminal unless `quiet`, until `stop`
-/// is set (the variant running then is cut short, the rest are not run) or the watchdog's
-/// soft deadline passes (likewise).
-pub fn simulate(
-    scenario: &models::Scenario,
-    quiet: bool,
-    stop: &AtomicBool,
-    watchdog: Option<&Watchdog>,
-) -> (Vec<VariantReport>, Vec<crate::telemetry::Telemetry>, Cut) {
-    // Without a watchdog (a sweep's point), the scenario's own max_wall from now.
-    let wall = scenario
-        .variants
-        .iter()
-        .map(|v| v.limits.wall())
-        .min()
-        .unwrap_or_default();
-    let soft = watchdog.map_or_else(
-        || Instant::now() + wall.mul_f64(crate::watchdog::SOFT),
-        |w| w.soft,
-    );
-    let enter = |p: Phase| {
-        if let Some(w) = watchdog {
-            w.enter(p);
-        }
-    };
-    let mut reports = Vec::new();
-    let mut telemetry = Vec::new();
-    let mut cut = Cut::default();
-    for (i, variant) in scenario.variants.iter().enumerate() {
-        let why = if stop.load(Ordering::Relaxed) {
-            Some("interrupted (Ctrl-C)".to_string())
-        } else if Instant::now() >= soft {
-            Some(format!(
-                "stopped by run.max_wall ({:.1?}) before every variant ran",
-                variant.limits.wall()
-            ))
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            cut.stopped = Some(why);
-            cut.variants_not_run = scenario.variants[i..].iter().map(|v| v.name.clone()).collect();
-            break;
-        }
-        let bar = progress(quiet, &variant.name, variant.limits.max_time);
-        let t0 = Instant::now();
-        enter(Phase::SettingUp);
-        let mut sim = Sim::new(scenario, variant);
-        sim.set_wall_deadline(soft);
-        enter(Phase::Simulating);
-        // Redrawn on the wall clock, five times a second, whatever the event rate.
-        let (mut drawn, mut drawn_events) = (Instant::now(), 0u64);
-        sim.run_with_progress(|p| {
-            let now = Instant::now();
-            let since = now.duration_since(drawn).as_secs_f64();
-            if since >= 0.2 {
-                let rate = (p.events - drawn_events) as f64 / since;
-                bar.set_message(format!(
-                    "{}: {} simulated, {}/{} flows done, {:.1} M events/s",
-                    variant.name,
-                    output::human_ns(p.now.as_ns_f64()),
-                    p.flows_done,
-                    p.flows,
-                    rate / 1e6
-                ));
-                bar.set_position(p.now.0 / 1_000_000);
-                (drawn, drawn_events) = (now, p.events);
-            }
-            !stop.load(Ordering::Relaxed)
-        });
-        let wall = t0.elapsed().as_secs_f64();
-        bar.finish_and_clear();
-        reports.push(VariantReport::new(&sim, wall));
-        telemetry.push(crate::telemetry::Telemetry::take(&mut sim));
-    }
-    if stop.load(Ordering::Relaxed) && cut.stopped.is_none() {
-        cut.stopped = Some("interrupted (Ctrl-C)".into());
-    }
-    (reports, telemetry, cut)
-}
-
-/// Progress on simulated time, drawn only on a terminal (and not with --quiet): a bar up to
-/// `run.max_time` when the scenario sets one, a spinner otherwise.
-fn progress(quiet: bool, name: &str, max_time: Option<sim_core::Duration>) -> ProgressBar {
-    let target = if quiet {
-        ProgressDrawTarget::hidden()
-    } else {
-        ProgressDrawTarget::stderr()
-    };
-    let bar = ProgressBar::with_draw_target(max_time.map(|d| d.0 / 1_000_000), target);
-    let style = match max_time {
-        Some(_) => ProgressStyle::with_template("{msg} [{bar:30}] of {len} us [{elapsed}]"),
-        None => ProgressStyle::with_template("{spinner} {msg} [{elapsed}]"),
-    };
-    bar.set_style(style.expect("static template"));
-    bar.set_message(format!("{name}: setting up"));
-    bar.enable_steady_tick(std::time::Duration::from_millis(200));
-    bar
 }

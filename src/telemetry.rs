@@ -42,13 +42,16 @@ impl Telemetry {
                 )
             }
         };
-        let labels = sampler
+        // Each port once: a trimming run's log has hundreds of thousands of rows on a few ports.
+        let mut ports: Vec<u32> = sampler
             .ports
             .iter()
             .map(|p| p.0)
             .chain(log.rows.iter().map(|r| r.port.0))
-            .map(|p| (p, label(p)))
             .collect();
+        ports.sort_unstable();
+        ports.dedup();
+        let labels = ports.into_iter().map(|p| (p, label(p))).collect();
         let frames = models::pcap::FrameContext {
             transport: sim.variant.nic.transport,
             per_flow: match sim.variant.nic.mixed() {

@@ -122,8 +122,7 @@ impl Network {
     /// Recompute every routing table over the cables that work now (what the routing
     /// protocol converges to after a failure or a repair).
     pub fn reroute(&mut self) {
-        let is_host: Vec<bool> = self.roles.iter().map(|r| matches!(r, Role::Host(_))).collect();
-        let port_peer_node: Vec<NodeId> = self.peer.iter().map(|q| self.port_node[q.idx()]).collect();
+        let (port_peer_node, is_host) = self.route_graph_parts();
         self.router.tables = Routes::build(&Graph {
             node_ports: &self.node_ports,
             port_peer_node: &port_peer_node,
@@ -132,6 +131,14 @@ impl Network {
             hosts_forward: self.hosts_forward,
             port_up: Some(&self.port_up),
         });
+    }
+
+    /// What the route builder needs besides the port ranges: each port's far node, and which
+    /// nodes are hosts.
+    pub(crate) fn route_graph_parts(&self) -> (Vec<NodeId>, Vec<bool>) {
+        let is_host = self.roles.iter().map(|r| matches!(r, Role::Host(_))).collect();
+        let port_peer_node = self.peer.iter().map(|q| self.port_node[q.idx()]).collect();
+        (port_peer_node, is_host)
     }
 
     /// The port of `a` cabled to `b` (the `nth` such cable, from 0).

@@ -254,7 +254,7 @@ fn run_point(
             },
         )?;
         let (reports, telemetry, cut) =
-            crate::run::simulate(&sc, true, &std::sync::atomic::AtomicBool::new(false), None);
+            crate::runner::simulate(&sc, true, 1, &std::sync::atomic::AtomicBool::new(false), None);
         let dir = out.join("points").join(format!("{:05}", p.index));
         std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let opts = crate::output::Options {

@@ -215,39 +215,48 @@ fn compare_writes_only_a_directory_of_its_own() {
 #[cfg(unix)]
 #[test]
 fn ctrl_c_lists_the_variants_not_run() {
-    // Two variants of a 100 GB flow: the first is interrupted, the second never starts.
-    let dir = tmp("ctrl-c-variants");
-    let file = dir.join("s.toml");
-    std::fs::write(
-        &file,
-        "[topology]\nkind = \"back-to-back\"\nlink = { rate = \"100Gbps\", cable = \"3m\" }\n[[flow]]\nsrc = 0\ndst = 1\nsize = \"100GB\"\n[[variant]]\nname = \"first\"\n[[variant]]\nname = \"second\"\n",
-    )
-    .unwrap();
-    let out = dir.join("out");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args([
-            "run",
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "-q",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
+    // Two variants of a 100 GB flow. One at a time, the first is interrupted and the second
+    // never starts; two at a time, both are interrupted.
+    for (jobs, not_run, cut) in [("1", vec!["second"], 1), ("2", vec![], 2)] {
+        let dir = tmp(&format!("ctrl-c-variants-{jobs}"));
+        let file = dir.join("s.toml");
+        std::fs::write(
+            &file,
+            "[topology]\nkind = \"back-to-back\"\nlink = { rate = \"100Gbps\", cable = \"3m\" }\n[[flow]]\nsrc = 0\ndst = 1\nsize = \"100GB\"\n[[variant]]\nname = \"first\"\n[[variant]]\nname = \"second\"\n",
+        )
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1000));
-    assert!(
-        Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
-    assert_eq!(child.wait().unwrap().code(), Some(130));
-    let s = summary_json(&out);
-    assert_eq!(s["stopped"], "interrupted (Ctrl-C)");
-    assert_eq!(s["variants_not_run"], serde_json::json!(["second"]));
-    assert_eq!(s["variants"][0]["incomplete"], "interrupted (Ctrl-C)");
-    complete(&out);
+        let out = dir.join("out");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sim"))
+            .args([
+                "run",
+                file.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "-q",
+                "--jobs",
+                jobs,
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1000));
+        assert!(
+            Command::new("kill")
+                .args(["-INT", &child.id().to_string()])
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert_eq!(child.wait().unwrap().code(), Some(130));
+        let s = summary_json(&out);
+        assert_eq!(s["stopped"], "interrupted (Ctrl-C)");
+        assert_eq!(s["variants_not_run"], serde_json::json!(not_run), "--jobs {jobs}");
+        let variants = s["variants"].as_array().unwrap();
+        assert_eq!(variants.len(), cut, "--jobs {jobs}");
+        for v in variants {
+            assert_eq!(v["incomplete"], "interrupted (Ctrl-C)", "--jobs {jobs}");
+        }
+        complete(&out);
+    }
 }

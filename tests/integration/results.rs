@@ -1,7 +1,7 @@
 //! The results people look at: PNGs that decode and are not blank, stable CSV headers, a
 //! report whose numbers are the summary's, and `sim compare` across runs.
 
-use crate::common::{sim, sim_run, summary_json};
+use crate::common::{sim, sim_run, summary_json, tmp};
 use std::path::{Path, PathBuf};
 
 const SCENARIO: &str = r#"# an incast, two ways
@@ -321,4 +321,51 @@ fn no_completion_means_no_percentile_and_no_best() {
         report.contains("Unfinished flows (not compared): a, b."),
         "{report}"
     );
+}
+
+/// `sim run --jobs 2` runs the variants side by side and writes what `--jobs 1` writes: the
+/// same files, byte for byte, apart from the wall-clock figures and the command line.
+#[test]
+fn parallel_variants_write_what_a_sequential_run_writes() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/leaf-spine.toml");
+    let dir = tmp("parallel-variants");
+    let (one, two) = (dir.join("one"), dir.join("two"));
+    for (out, jobs) in [(&one, "1"), (&two, "2")] {
+        let o = sim_run(&file, out, &["--jobs", jobs, "--plots", "none"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let timing = [
+        "wall_seconds",
+        "events_per_second",
+        "packet_hops_per_second",
+        "simulated_per_wall",
+        "peak_rss_mb",
+        "command_line",
+    ];
+    fn strip(v: &mut serde_json::Value, keys: &[&str]) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.retain(|k, _| !keys.contains(&k.as_str()));
+                m.values_mut().for_each(|x| strip(x, keys));
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(|x| strip(x, keys)),
+            _ => {}
+        }
+    }
+    let (mut a, mut b) = (summary_json(&one), summary_json(&two));
+    assert!(a["variants"].as_array().unwrap().len() >= 2);
+    strip(&mut a, &timing);
+    strip(&mut b, &timing);
+    assert_eq!(a, b);
+    for f in ["flows.csv", "counters.csv", "events.csv", "timeseries.csv"] {
+        assert!(
+            std::fs::read(one.join(f)).unwrap() == std::fs::read(two.join(f)).unwrap(),
+            "{f} differs between --jobs 1 and --jobs 2"
+        );
+    }
+    // Bad values are refused as input errors.
+    for bad in ["0", "x", "-1"] {
+        let o = sim_run(&file, &dir.join("bad"), &["--jobs", bad]);
+        assert_eq!(o.status.code(), Some(2), "--jobs {bad}");
+    }
 }

@@ -1,7 +1,9 @@
 //! Routing: which egress a packet leaves a node by.
 //!
-//! * [`tables`]: all-shortest-path next-hop sets per node and destination (BGP/OSPF ECMP in a
-//!   Clos fabric), rebuilt over the working cables after a failure;
+//! * [`clos`]: the same next-hop sets computed from a host's leaf and pod, in a regular Clos
+//!   fabric with every cable up (no per-destination tables);
+//! * [`tables`]: all-shortest-path next-hop sets per node and destination (BGP/OSPF ECMP),
+//!   for any other topology, and rebuilt over the working cables after a failure;
 //! * [`ecmp`]: each node's 5-tuple hash, picking one member of a set per packet;
 //! * [`adaptive`]: the switch's policy (ECMP, or the least-loaded egress per packet or per
 //!   flowlet) and its flowlet tables.
@@ -9,17 +11,45 @@
 //! [`Router`] holds all three for a fabric: the switches and hosts ask it, never the tables.
 
 pub mod adaptive;
+pub mod clos;
 pub mod ecmp;
 pub mod tables;
 
 pub use adaptive::Routing;
+pub use clos::Clos;
 pub use ecmp::{EcmpHash, pick};
-pub use tables::{Graph, Routes};
+pub use tables::{Graph, Tables};
 
 use crate::ids::{FlowId, HostId, NodeId, PortId, SwitchId};
 use crate::packet::{Kind, Packet};
 use adaptive::Flowlets;
 use sim_core::{RngStreams, Time};
+
+/// Next-hop sets of every node toward every host: from addresses where the fabric is a
+/// regular Clos, from tables otherwise. Both give the same sets in the same port order.
+#[derive(Debug, Clone)]
+pub enum Routes {
+    Clos(Clos),
+    Tables(Tables),
+}
+
+impl Routes {
+    pub fn build(g: &Graph) -> Routes {
+        match Clos::build(g) {
+            Some(c) => Routes::Clos(c),
+            None => Routes::Tables(Tables::build(g)),
+        }
+    }
+
+    /// Egress ports on a shortest path from `node` toward host `dst`; empty if unreachable.
+    #[inline]
+    pub fn next_hops(&self, node: NodeId, dst: HostId) -> &[PortId] {
+        match self {
+            Routes::Clos(c) => c.next_hops(node, dst),
+            Routes::Tables(t) => t.next_hops(node, dst),
+        }
+    }
+}
 
 /// The fabric's routing state: tables, per-node hashes, the switches' policy and flowlets.
 #[derive(Debug, Clone)]

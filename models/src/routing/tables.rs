@@ -31,9 +31,10 @@ impl Graph<'_> {
     }
 }
 
-/// Routing tables for every node.
+/// Routing tables for every node (any topology; [`super::Clos`] routes regular fabrics
+/// without them).
 #[derive(Debug, Clone, Default)]
-pub struct Routes {
+pub struct Tables {
     /// Per node: row index into `table`, or `NONE` for single-port hosts (default route).
     row_of_node: Vec<u32>,
     /// Per node without a table: its only port, the default route (`PortId::NONE` otherwise).
@@ -48,12 +49,12 @@ pub struct Routes {
 
 const NONE: u32 = u32::MAX;
 
-impl Routes {
+impl Tables {
     /// Compute all-shortest-path next hops by one BFS per destination attachment point.
-    pub fn build(g: &Graph) -> Routes {
+    pub fn build(g: &Graph) -> Tables {
         let n_nodes = g.node_ports.len();
         let n_hosts = g.hosts.len();
-        let mut routes = Routes {
+        let mut routes = Tables {
             row_of_node: vec![NONE; n_nodes],
             hosts: n_hosts,
             ..Default::default()

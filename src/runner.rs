@@ -1,0 +1,213 @@
+//! Running a scenario's variants: in parallel on `jobs` threads (`sim run --jobs`), with one
+//! progress line per running variant. Each variant is its own `Sim`, built and run on the
+//! thread that took it, seeded from the scenario alone, so a variant's results do not depend
+//! on which thread ran it or what ran beside it; reports come back in the scenario's order,
+//! so the results directory is byte-identical to a sequential run's (apart from wall times).
+
+use crate::output::{self, Cut};
+use crate::telemetry::Telemetry;
+use crate::watchdog::{Phase, Watchdog};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use models::{Scenario, Sim, VariantReport};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// How many variants to run at once: `asked` (default: the cores this process may use),
+/// no more than there are variants, and no more than the memory allows: the largest
+/// estimated variants (`models::budget`) that run together must fit in the run's memory
+/// limit (`run.max_memory`, or the machine's default). Returns the count and, when memory
+/// lowered it, why.
+pub fn jobs_for(s: &Scenario, asked: Option<usize>, limit: Option<u64>) -> (usize, Option<String>) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let want = asked.unwrap_or(cores).clamp(1, s.variants.len().max(1));
+    let mut needs: Vec<(u64, &str)> = s
+        .variants
+        .iter()
+        .map(|v| {
+            (
+                models::budget::total(&models::budget::estimate(s, v)),
+                v.name.as_str(),
+            )
+        })
+        .collect();
+    needs.sort_unstable_by_key(|n| std::cmp::Reverse(n.0));
+    let limit = s
+        .variants
+        .iter()
+        .filter_map(|v| v.limits.max_memory.map(|b| b.0))
+        .min()
+        .or(limit);
+    let Some(limit) = limit else {
+        return (want, None);
+    };
+    let mut fit = 0;
+    let mut sum = 0u64;
+    for &(need, _) in needs.iter().take(want) {
+        sum = sum.saturating_add(need);
+        if sum > limit && fit > 0 {
+            break;
+        }
+        fit += 1;
+    }
+    if fit == want {
+        return (want, None);
+    }
+    let gib = |b: u64| format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64);
+    let top: u64 = needs.iter().take(fit + 1).map(|n| n.0).sum();
+    (
+        fit,
+        Some(format!(
+            "running {fit} variant(s) at a time, not {want}: {} at once would need about {}, over the {} memory limit (run.max_memory)",
+            fit + 1,
+            gib(top),
+            gib(limit)
+        )),
+    )
+}
+
+/// Run every variant of `scenario` on up to `jobs` threads, with progress on a terminal
+/// unless `quiet`, until `stop` is set (running variants are cut short, the rest are not
+/// run) or the watchdog's soft deadline passes (likewise).
+pub fn simulate(
+    scenario: &Scenario,
+    quiet: bool,
+    jobs: usize,
+    stop: &AtomicBool,
+    watchdog: Option<&Watchdog>,
+) -> (Vec<VariantReport>, Vec<Telemetry>, Cut) {
+    // Without a watchdog (a sweep's point), the scenario's own max_wall from now.
+    let wall = scenario
+        .variants
+        .iter()
+        .map(|v| v.limits.wall())
+        .min()
+        .unwrap_or_default();
+    let soft = watchdog.map_or_else(
+        || Instant::now() + wall.mul_f64(crate::watchdog::SOFT),
+        |w| w.soft,
+    );
+    let n = scenario.variants.len();
+    let multi = MultiProgress::with_draw_target(if quiet {
+        ProgressDrawTarget::hidden()
+    } else {
+        ProgressDrawTarget::stderr()
+    });
+    let next = AtomicUsize::new(0);
+    let setting_up = AtomicUsize::new(0);
+    let done: Mutex<Vec<Option<(VariantReport, Telemetry)>>> = Mutex::new((0..n).map(|_| None).collect());
+    let cut = Mutex::new(Cut::default());
+    let worker = || {
+        loop {
+            // Variants are taken in order, so when one finds the run stopped, every later
+            // one is not run either, as in a sequential run.
+            let i = next.fetch_add(1, Ordering::SeqCst);
+            if i >= n {
+                return;
+            }
+            let variant = &scenario.variants[i];
+            let why = if stop.load(Ordering::Relaxed) {
+                Some("interrupted (Ctrl-C)".to_string())
+            } else if Instant::now() >= soft {
+                Some(format!(
+                    "stopped by run.max_wall ({:.1?}) before every variant ran",
+                    variant.limits.wall()
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                next.store(n, Ordering::SeqCst);
+                let mut c = cut.lock().expect("no panics while held");
+                c.stopped = Some(why);
+                c.variants_not_run = scenario.variants[i..].iter().map(|v| v.name.clone()).collect();
+                return;
+            }
+            let phase = |p: Phase| {
+                if let Some(w) = watchdog {
+                    w.enter(p);
+                }
+            };
+            let bar = progress(&multi, &variant.name, variant.limits.max_time);
+            let t0 = Instant::now();
+            setting_up.fetch_add(1, Ordering::SeqCst);
+            phase(Phase::SettingUp);
+            let mut sim = Sim::new(scenario, variant);
+            sim.set_wall_deadline(soft);
+            if setting_up.fetch_sub(1, Ordering::SeqCst) == 1 {
+                phase(Phase::Simulating);
+            }
+            run_one(&mut sim, &variant.name, &bar, stop);
+            let wall = t0.elapsed().as_secs_f64();
+            bar.finish_and_clear();
+            multi.remove(&bar);
+            let report = VariantReport::new(&sim, wall);
+            let telemetry = Telemetry::take(&mut sim);
+            drop(sim);
+            done.lock().expect("no panics while held")[i] = Some((report, telemetry));
+        }
+    };
+    if jobs <= 1 {
+        worker();
+    } else {
+        std::thread::scope(|s| {
+            for j in 0..jobs.min(n) {
+                std::thread::Builder::new()
+                    .name(format!("variant-{j}"))
+                    .spawn_scoped(s, worker)
+                    .expect("spawning a variant thread");
+            }
+        });
+    }
+    let mut cut = cut.into_inner().expect("threads joined");
+    if stop.load(Ordering::Relaxed) && cut.stopped.is_none() {
+        cut.stopped = Some("interrupted (Ctrl-C)".into());
+    }
+    let (reports, telemetry) = done
+        .into_inner()
+        .expect("threads joined")
+        .into_iter()
+        .flatten()
+        .unzip();
+    (reports, telemetry, cut)
+}
+
+/// The event loop of one variant, its progress line redrawn on the wall clock five times a
+/// second, whatever the event rate.
+fn run_one(sim: &mut Sim, name: &str, bar: &ProgressBar, stop: &AtomicBool) {
+    let (mut drawn, mut drawn_events) = (Instant::now(), 0u64);
+    sim.run_with_progress(|p| {
+        let now = Instant::now();
+        let since = now.duration_since(drawn).as_secs_f64();
+        if since >= 0.2 {
+            let rate = (p.events - drawn_events) as f64 / since;
+            bar.set_message(format!(
+                "{name}: {} simulated, {}/{} flows done, {:.1} M events/s",
+                output::human_ns(p.now.as_ns_f64()),
+                p.flows_done,
+                p.flows,
+                rate / 1e6
+            ));
+            bar.set_position(p.now.0 / 1_000_000);
+            (drawn, drawn_events) = (now, p.events);
+        }
+        !stop.load(Ordering::Relaxed)
+    });
+}
+
+/// One variant's progress line: a bar up to `run.max_time` when the scenario sets one, a
+/// spinner otherwise.
+fn progress(multi: &MultiProgress, name: &str, max_time: Option<sim_core::Duration>) -> ProgressBar {
+    let bar = multi.add(match max_time {
+        Some(d) => ProgressBar::new(d.0 / 1_000_000),
+        None => ProgressBar::no_length(),
+    });
+    let style = match max_time {
+        Some(_) => ProgressStyle::with_template("{msg} [{bar:30}] of {len} us [{elapsed}]"),
+        None => ProgressStyle::with_template("{spinner} {msg} [{elapsed}]"),
+    };
+    bar.set_style(style.expect("static template"));
+    bar.set_message(format!("{name}: setting up"));
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
+}
