@@ -95,15 +95,9 @@ pub fn run(args: &RunArgs, started: Instant) -> Result<ExitCode> {
         .unwrap_or_else(|| PathBuf::from("results").join(&scenario.name));
     // Before any work: an --out that cannot take the results fails now, not after the run.
     let staging = Staging::prepare(&out, Kind::Run)?;
-    let wall = scenario
-        .variants
-        .iter()
-        .map(|v| v.limits.wall())
-        .min()
-        .unwrap_or_default();
     let watchdog = Watchdog::arm(
         started,
-        wall,
+        crate::runner::max_wall(&scenario),
         staging.dir().to_path_buf(),
         staging.out().to_path_buf(),
     );

@@ -21,17 +21,12 @@ use std::time::Instant;
 pub fn jobs_for(s: &Scenario, asked: Option<usize>, limit: Option<u64>) -> (usize, Option<String>) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let want = asked.unwrap_or(cores).clamp(1, s.variants.len().max(1));
-    let mut needs: Vec<(u64, &str)> = s
+    let mut needs: Vec<u64> = s
         .variants
         .iter()
-        .map(|v| {
-            (
-                models::budget::total(&models::budget::estimate(s, v)),
-                v.name.as_str(),
-            )
-        })
+        .map(|v| models::budget::total(&models::budget::estimate(s, v)))
         .collect();
-    needs.sort_unstable_by_key(|n| std::cmp::Reverse(n.0));
+    needs.sort_unstable_by_key(|&n| std::cmp::Reverse(n));
     let limit = s
         .variants
         .iter()
@@ -43,7 +38,7 @@ pub fn jobs_for(s: &Scenario, asked: Option<usize>, limit: Option<u64>) -> (usiz
     };
     let mut fit = 0;
     let mut sum = 0u64;
-    for &(need, _) in needs.iter().take(want) {
+    for &need in needs.iter().take(want) {
         sum = sum.saturating_add(need);
         if sum > limit && fit > 0 {
             break;
@@ -54,7 +49,7 @@ pub fn jobs_for(s: &Scenario, asked: Option<usize>, limit: Option<u64>) -> (usiz
         return (want, None);
     }
     let gib = |b: u64| format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64);
-    let top: u64 = needs.iter().take(fit + 1).map(|n| n.0).sum();
+    let top: u64 = needs.iter().take(fit + 1).sum();
     (
         fit,
         Some(format!(
@@ -64,6 +59,15 @@ pub fn jobs_for(s: &Scenario, asked: Option<usize>, limit: Option<u64>) -> (usiz
             gib(limit)
         )),
     )
+}
+
+/// The wall-clock time a run of `s` may take: the least of its variants' `run.max_wall`.
+pub fn max_wall(s: &Scenario) -> std::time::Duration {
+    s.variants
+        .iter()
+        .map(|v| v.limits.wall())
+        .min()
+        .unwrap_or_default()
 }
 
 /// Run every variant of `scenario` on up to `jobs` threads, with progress on a terminal
@@ -77,14 +81,8 @@ pub fn simulate(
     watchdog: Option<&Watchdog>,
 ) -> (Vec<VariantReport>, Vec<Telemetry>, Cut) {
     // Without a watchdog (a sweep's point), the scenario's own max_wall from now.
-    let wall = scenario
-        .variants
-        .iter()
-        .map(|v| v.limits.wall())
-        .min()
-        .unwrap_or_default();
     let soft = watchdog.map_or_else(
-        || Instant::now() + wall.mul_f64(crate::watchdog::SOFT),
+        || Instant::now() + max_wall(scenario).mul_f64(crate::watchdog::SOFT),
         |w| w.soft,
     );
     let n = scenario.variants.len();

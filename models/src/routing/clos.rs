@@ -287,14 +287,6 @@ impl Clos {
         };
         self.group(g)
     }
-
-    /// Bytes held (for the run summary's memory figures).
-    pub fn bytes(&self) -> usize {
-        self.level.len()
-            + 4 * (self.up.len() + self.down_start.len() + self.down.len() + self.pod_of_node.len())
-            + 4 * (self.host_leaf.len() + self.host_group.len() + self.host_key.len() + self.host_pod.len())
-            + 4 * (self.host_port.len() + self.start.len() + self.ports.len())
-    }
 }
 
 #[cfg(test)]
