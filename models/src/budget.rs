@@ -30,27 +30,34 @@ const CSV_ROW: u64 = 96;
 pub fn estimate(s: &Scenario, v: &Variant) -> Vec<Need> {
     let t = &s.topology;
     let hosts = t.hosts.len() as u64;
-    let mut degree = vec![0u64; t.nodes.len()];
-    for l in &t.links {
-        degree[l.a.idx()] += 1;
-        degree[l.b.idx()] += 1;
-    }
+    let wiring = crate::network::Wiring::of(t);
     let switches = t.nodes.iter().filter(|n| n.kind == NodeKind::Switch).count() as u64;
-    let rows = t
-        .nodes
-        .iter()
-        .zip(&degree)
-        .filter(|(n, d)| n.kind == NodeKind::Switch || **d > 1)
-        .count() as u64;
-    let ports = 2 * t.links.len() as u64;
-    let flows = s.flows.len() as u64;
-    let mtu = v.nic.mtu.0.max(64);
-    let mut needs = vec![
+    // A regular Clos is routed from addresses: a few words per node and host, no tables.
+    let routes = if wiring.is_clos(t) {
+        Need {
+            what: format!("routes from addresses ({} nodes, {hosts} hosts)", t.nodes.len()),
+            key: "topology".into(),
+            bytes: t.nodes.len() as u64 * 32 + hosts * 24 + 2 * t.links.len() as u64 * 4,
+        }
+    } else {
+        let rows = t
+            .nodes
+            .iter()
+            .zip(&wiring.node_ports)
+            .filter(|(n, r)| n.kind == NodeKind::Switch || r.len() > 1)
+            .count() as u64;
         Need {
             what: format!("routing tables ({rows} forwarding nodes x {hosts} destinations)"),
             key: "topology".into(),
             bytes: rows * hosts * 4,
-        },
+        }
+    };
+    drop(wiring);
+    let ports = 2 * t.links.len() as u64;
+    let flows = s.flows.len() as u64;
+    let mtu = v.nic.mtu.0.max(64);
+    let mut needs = vec![
+        routes,
         Need {
             what: format!("ports and cables ({ports} ports)"),
             key: "topology".into(),
@@ -150,6 +157,23 @@ mod tests {
         };
         assert_eq!(table(&small), 100 * 100 * 4);
         assert_eq!(table(&big), 1000 * 1000 * 4);
+    }
+
+    #[test]
+    fn a_regular_clos_needs_no_tables() {
+        // k = 16: 1,024 hosts, 320 switches; tables would be 320 x 1,024 entries of 4 bytes.
+        let link = "host_link = { rate = \"400Gbps\", delay = \"1us\" }\nfabric_link = { rate = \"400Gbps\", delay = \"1us\" }";
+        let s = scenario(&format!("kind = \"fat-tree\"\nk = 16\n{link}"), "");
+        let needs = estimate(&s, &s.variants[0]);
+        assert!(
+            needs.iter().all(|n| !n.what.starts_with("routing tables")),
+            "{needs:?}"
+        );
+        let routes = needs
+            .iter()
+            .find(|n| n.what.starts_with("routes from addresses"))
+            .unwrap();
+        assert!(routes.bytes < 320 * 1024 * 4 / 10, "{routes:?}");
     }
 
     #[test]

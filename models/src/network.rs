@@ -42,16 +42,25 @@ pub struct Network {
     hosts_forward: bool,
 }
 
-impl Network {
-    /// The fabric of `t`, its switches routing by `policy`, hash salts from `streams`.
-    pub fn build(t: &Topology, policy: Routing, streams: &sim_core::RngStreams) -> Network {
-        let n = t.nodes.len();
-        let mut degree = vec![0u32; n];
+/// How `t`'s cables land on ports: ports are numbered node by node, each node's in the order
+/// its cables are listed.
+pub struct Wiring {
+    pub node_ports: Vec<Range<u32>>,
+    pub port_node: Vec<NodeId>,
+    /// The port at the other end of each port's cable.
+    pub peer: Vec<PortId>,
+    /// The cable (index into `t.links`) of each port.
+    pub port_link: Vec<u32>,
+}
+
+impl Wiring {
+    pub fn of(t: &Topology) -> Wiring {
+        let mut degree = vec![0u32; t.nodes.len()];
         for l in &t.links {
             degree[l.a.idx()] += 1;
             degree[l.b.idx()] += 1;
         }
-        let mut node_ports = Vec::with_capacity(n);
+        let mut node_ports = Vec::with_capacity(degree.len());
         let mut next = 0u32;
         for d in &degree {
             node_ports.push(next..next + d);
@@ -59,21 +68,66 @@ impl Network {
         }
         let total = next as usize;
         let mut fill: Vec<u32> = node_ports.iter().map(|r| r.start).collect();
-        let mut ports: Vec<Option<Port>> = (0..total).map(|_| None).collect();
-        let mut links: Vec<Link> = (0..total).map(|_| Link::default()).collect();
         let mut port_node = vec![NodeId(0); total];
         let mut peer = vec![PortId(0); total];
-        for l in &t.links {
+        let mut port_link = vec![0u32; total];
+        for (i, l) in t.links.iter().enumerate() {
             let (pa, pb) = (fill[l.a.idx()], fill[l.b.idx()]);
             fill[l.a.idx()] += 1;
             fill[l.b.idx()] += 1;
             for (p, q, node) in [(pa, pb, l.a), (pb, pa, l.b)] {
-                ports[p as usize] = Some(Port::new(l.rate));
-                links[p as usize] = Link::new(l.delay, l.loss, l.ber);
                 port_node[p as usize] = node;
                 peer[p as usize] = PortId(q);
+                port_link[p as usize] = i as u32;
             }
         }
+        Wiring {
+            node_ports,
+            port_node,
+            peer,
+            port_link,
+        }
+    }
+
+    /// Whether `t` is routed from addresses ([`crate::routing::Clos`]) rather than by
+    /// per-destination tables.
+    pub fn is_clos(&self, t: &Topology) -> bool {
+        let is_host: Vec<bool> = t.nodes.iter().map(|s| s.kind == NodeKind::Host).collect();
+        let port_peer_node: Vec<NodeId> = self.peer.iter().map(|q| self.port_node[q.idx()]).collect();
+        crate::routing::Clos::build(&Graph {
+            node_ports: &self.node_ports,
+            port_peer_node: &port_peer_node,
+            is_host: &is_host,
+            hosts: &t.hosts,
+            hosts_forward: t.hosts_forward,
+            port_up: None,
+        })
+        .is_some()
+    }
+}
+
+impl Network {
+    /// The fabric of `t`, its switches routing by `policy`, hash salts from `streams`.
+    pub fn build(t: &Topology, policy: Routing, streams: &sim_core::RngStreams) -> Network {
+        let n = t.nodes.len();
+        let Wiring {
+            node_ports,
+            port_node,
+            peer,
+            port_link,
+        } = Wiring::of(t);
+        let total = peer.len();
+        let ports: Vec<Port> = port_link
+            .iter()
+            .map(|&l| Port::new(t.links[l as usize].rate))
+            .collect();
+        let links: Vec<Link> = port_link
+            .iter()
+            .map(|&l| {
+                let l = &t.links[l as usize];
+                Link::new(l.delay, l.loss, l.ber)
+            })
+            .collect();
         let (mut roles, mut host_node, mut switch_node) = (Vec::with_capacity(n), Vec::new(), Vec::new());
         for (i, spec) in t.nodes.iter().enumerate() {
             roles.push(match spec.kind {
@@ -102,10 +156,7 @@ impl Network {
             names: t.nodes.iter().map(|s| s.name.clone()).collect(),
             roles,
             node_ports,
-            ports: ports
-                .into_iter()
-                .map(|p| p.expect("every port belongs to a link"))
-                .collect(),
+            ports,
             links,
             pool: PacketPool::default(),
             int: crate::int::IntPool::default(),

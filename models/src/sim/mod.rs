@@ -260,11 +260,19 @@ impl Sim<'_> {
         let deadline = self
             .wall_deadline
             .unwrap_or_else(|| std::time::Instant::now() + max_wall);
-        while let Some(t) = self.queue.peek_time() {
-            if until.is_some_and(|u| t > u) {
+        loop {
+            // Without a horizon, pop directly: peeking first would scan the radix heap's
+            // lowest bucket twice for every new time.
+            let next = match until {
+                None => self.queue.pop(),
+                Some(u) => match self.queue.peek_time() {
+                    Some(t) if t <= u => self.queue.pop(),
+                    _ => None,
+                },
+            };
+            let Some((t, ev)) = next else {
                 break;
-            }
-            let (t, ev) = self.queue.pop().expect("peeked");
+            };
             let done = self.finished == self.flows.len();
             if done
                 && !matches!(
