@@ -210,7 +210,7 @@ fn write_events(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetry]) 
         "variant", "time_ns", "node", "port", "prio", "flow", "event", "reason",
     ])?;
     for (r, t) in reports.iter().zip(telemetry) {
-        for e in &t.log.rows {
+        for e in t.log.rows() {
             let (node, port) = t
                 .labels
                 .get(&e.port.0)

@@ -47,7 +47,7 @@ impl Telemetry {
             .ports
             .iter()
             .map(|p| p.0)
-            .chain(log.rows.iter().map(|r| r.port.0))
+            .chain(log.rows().map(|r| r.port.0))
             .collect();
         ports.sort_unstable();
         ports.dedup();

@@ -38,16 +38,18 @@ pub fn write(dir: &Path, run: &Run) -> Result<()> {
                 w.write_record([name, &ns, series, "fabric", &value.to_string()])?;
             }
             for (i, key) in keys.iter().enumerate() {
-                if s.queues[i][k] > 0 {
-                    w.write_record([name, &ns, "queue_bytes", key, &s.queues[i][k].to_string()])?;
+                let q = s.queues[i].get(k);
+                if q > 0 {
+                    w.write_record([name, &ns, "queue_bytes", key, &q.to_string()])?;
                 }
                 let u = s.utilisation(i, k);
                 if u > 0.0 {
                     w.write_record([name, &ns, "tx_utilisation", key, &fraction(u)])?;
                 }
                 if let (Some(pg), xoff) = (s.pg.get(i), s.xoff(i)) {
-                    if pg[k] > 0 {
-                        w.write_record([name, &ns, "pg_bytes", key, &pg[k].to_string()])?;
+                    let pg = pg.get(k);
+                    if pg > 0 {
+                        w.write_record([name, &ns, "pg_bytes", key, &pg.to_string()])?;
                         w.write_record([name, &ns, "xoff_bytes", key, &xoff[k].to_string()])?;
                     }
                 }

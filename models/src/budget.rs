@@ -113,7 +113,7 @@ pub fn estimate(s: &Scenario, v: &Variant) -> Vec<Need> {
         key: "run.event_log".into(),
         bytes: (l.event_log as u64)
             .min(l.events())
-            .saturating_mul(size_of::<crate::telemetry::LogRow>() as u64 + CSV_ROW),
+            .saturating_mul(crate::telemetry::LOG_ROW_BYTES as u64 + CSV_ROW),
     });
     for (i, c) in s.captures.iter().enumerate() {
         needs.push(Need {

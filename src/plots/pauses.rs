@@ -23,7 +23,7 @@ struct Row {
 fn intervals(d: &VariantData, end: f64) -> BTreeMap<(u32, u8), Vec<(f64, f64)>> {
     let mut open: BTreeMap<(u32, u8), f64> = BTreeMap::new();
     let mut bars: BTreeMap<(u32, u8), Vec<(f64, f64)>> = BTreeMap::new();
-    for r in &d.telemetry.log.rows {
+    for r in d.telemetry.log.rows() {
         let t = r.time.as_ns_f64();
         match r.event {
             "xoff" => {
@@ -45,7 +45,7 @@ fn intervals(d: &VariantData, end: f64) -> BTreeMap<(u32, u8), Vec<(f64, f64)>> 
 
 fn end_of(d: &VariantData) -> f64 {
     let last_sample = d.telemetry.sampler.times.last().map_or(0.0, |t| t.as_ns_f64());
-    let last_log = d.telemetry.log.rows.last().map_or(0.0, |r| r.time.as_ns_f64());
+    let last_log = d.telemetry.log.last().map_or(0.0, |r| r.time.as_ns_f64());
     d.report
         .summary
         .simulated_ns

@@ -6,6 +6,7 @@
 use super::chart::{Chart, Level, Quantity, Series};
 use super::{Outcome, Run, VariantData, png, series_color};
 use anyhow::Result;
+use models::telemetry::Sparse;
 use plotters::prelude::*;
 use std::path::Path;
 
@@ -14,8 +15,8 @@ const HOT: usize = 4;
 
 /// The `HOT` sampled ports with the highest peak of `series`, hottest first, leaving out
 /// those that never reached 2 % of the hottest's peak (flat lines at zero say nothing).
-fn hottest(series: &[Vec<u32>]) -> Vec<usize> {
-    let peak = |i: usize| series[i].iter().max().copied().unwrap_or(0);
+fn hottest(series: &[Sparse]) -> Vec<usize> {
+    let peak = |i: usize| series[i].peak();
     let mut idx: Vec<usize> = (0..series.len()).filter(|&i| peak(i) > 0).collect();
     idx.sort_by_key(|&i| std::cmp::Reverse(peak(i)));
     let top = idx.first().map_or(0, |&i| peak(i));
@@ -79,7 +80,7 @@ pub fn queues(path: &Path, run: &Run) -> Result<Outcome> {
                     label: d.telemetry.label(s.ports[i].0),
                     color: series_color(k),
                     dashed: false,
-                    points: time_series(d, &s.queues[i]),
+                    points: time_series(d, &s.queues[i].dense(s.times.len())),
                 });
             }
             if let Some(ecn) = &d.variant.switch.ecn {
@@ -151,7 +152,7 @@ pub fn pfc_buffers(path: &Path, run: &Run) -> Result<Outcome> {
                     label: format!("{} ingress", d.telemetry.label(s.ports[i].0)),
                     color: c,
                     dashed: false,
-                    points: time_series(d, &s.pg[i]),
+                    points: time_series(d, &s.pg[i].dense(s.times.len())),
                 });
                 chart.series.push(Series {
                     label: String::new(),

@@ -94,8 +94,8 @@ fn bottleneck_queue(sim: &Sim) -> Vec<(f64, f64)> {
     sim.sampler
         .times
         .iter()
-        .zip(&sim.sampler.queues[i])
-        .map(|(t, &q)| (t.as_ns_f64(), q as f64))
+        .zip(sim.sampler.queues[i].dense(sim.sampler.times.len()))
+        .map(|(t, q)| (t.as_ns_f64(), q as f64))
         .collect()
 }
 

@@ -86,9 +86,9 @@ fn run_flows(n: u32) -> (f64, Vec<f64>) {
     let window: Vec<f64> = s
         .times
         .iter()
-        .zip(&s.queues[i])
+        .zip(s.queues[i].dense(s.times.len()))
         .filter(|(t, _)| t.0 >= 20_000_000_000)
-        .map(|(_, &q)| q as f64)
+        .map(|(_, q)| q as f64)
         .collect();
     let mean = window.iter().sum::<f64>() / window.len() as f64;
     let rates = sim

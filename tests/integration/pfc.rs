@@ -11,7 +11,7 @@ pub fn cycles(sim: &Sim) -> (Vec<f64>, Vec<f64>) {
     let mut open: std::collections::HashMap<PortId, f64> = Default::default();
     let mut last_xoff: std::collections::HashMap<PortId, f64> = Default::default();
     let (mut off, mut period) = (Vec::new(), Vec::new());
-    for r in &sim.log.rows {
+    for r in sim.log.rows() {
         let t = r.time.as_ns_f64();
         match r.event {
             "xoff" => {

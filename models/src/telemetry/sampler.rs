@@ -51,6 +51,50 @@ impl Default for PortSample {
 /// Utilisation is stored in 1/65535ths of the line rate.
 const FULL: f64 = 65535.0;
 
+/// A series that is mostly zero (a queue, an ingress priority group): only its non-zero
+/// samples, as (sample index, value). Most of a fabric's queues are empty most of the time:
+/// a 128-host incast held 4,417 non-zero queue samples out of 302,000.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sparse(Vec<(u32, u32)>);
+
+impl Sparse {
+    /// Sample `k` (the next one) is `v`.
+    fn push(&mut self, k: usize, v: u32) {
+        if v > 0 {
+            self.0.push((k as u32, v));
+        }
+    }
+
+    /// The value at sample `k`.
+    pub fn get(&self, k: usize) -> u32 {
+        self.0
+            .binary_search_by_key(&(k as u32), |&(i, _)| i)
+            .map_or(0, |j| self.0[j].1)
+    }
+
+    /// The largest value (0 when always zero).
+    pub fn peak(&self) -> u32 {
+        self.0.iter().map(|&(_, v)| v).max().unwrap_or(0)
+    }
+
+    /// Every one of `n` samples.
+    pub fn dense(&self, n: usize) -> Vec<u32> {
+        let mut out = vec![0; n];
+        for &(k, v) in self.0.iter().filter(|&&(k, _)| (k as usize) < n) {
+            out[k as usize] = v;
+        }
+        out
+    }
+
+    /// Keep the even samples, renumbered (see [`Sampler`]'s decimation).
+    fn halve(&mut self) {
+        self.0.retain(|&(k, _)| k % 2 == 0);
+        for e in &mut self.0 {
+            e.0 /= 2;
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Sampler {
     pub interval: Duration,
@@ -59,13 +103,13 @@ pub struct Sampler {
     pub totals: Vec<Totals>,
     /// Sampled ports and, per port, its queue (frame bytes) at each sample.
     pub ports: Vec<PortId>,
-    pub queues: Vec<Vec<u32>>,
+    pub queues: Vec<Sparse>,
     /// Per port: transmit utilisation over the interval ending at each sample (see
     /// [`Sampler::utilisation`]).
     util: Vec<Vec<u16>>,
     /// Per port: lossless ingress PG bytes and their XOFF threshold at each sample (empty
     /// without PFC).
-    pub pg: Vec<Vec<u32>>,
+    pub pg: Vec<Sparse>,
     /// One XOFF series per buffer slice (the threshold is the slice's, the same for every
     /// port on it), and each port's slice series: 5120 ports of a k=16 fat tree share 320.
     xoff: Vec<Vec<u32>>,
@@ -81,14 +125,20 @@ impl Sampler {
     pub fn new(cfg: &TelemetryConfig, ports: Vec<PortId>, with_pg: bool) -> Self {
         let n = ports.len();
         let cap = cfg.max_samples.max(4);
-        let per_port = |on: bool| if on { vec![Vec::new(); n] } else { Vec::new() };
+        let per_port = |on: bool| {
+            if on {
+                vec![Sparse::default(); n]
+            } else {
+                Vec::new()
+            }
+        };
         Sampler {
             interval: cfg.sample_interval,
             cap,
             times: Vec::new(),
             totals: Vec::new(),
             ports,
-            queues: vec![Vec::new(); n],
+            queues: vec![Sparse::default(); n],
             util: vec![Vec::new(); n],
             pg: per_port(with_pg),
             xoff: Vec::new(),
@@ -104,18 +154,27 @@ impl Sampler {
         if self.times.len() == self.cap {
             self.decimate();
         }
+        if self.times.capacity() == 0 {
+            // Exactly what the series can hold (see `FlowSampler::record`).
+            self.times.reserve_exact(self.cap);
+            self.totals.reserve_exact(self.cap);
+            for u in &mut self.util {
+                u.reserve_exact(self.cap);
+            }
+        }
         let span = now.saturating_since(self.last_time);
         let first = self.times.is_empty() && self.xoff_of.is_empty();
         let mut groups: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
         for (i, &p) in self.ports.iter().enumerate() {
             let s = port(p);
-            self.queues[i].push(s.queue.min(u32::MAX as u64) as u32);
+            let k = self.times.len();
+            self.queues[i].push(k, s.queue.min(u32::MAX as u64) as u32);
             let sent = s.tx_bytes.saturating_sub(self.last_tx[i]);
             self.last_tx[i] = s.tx_bytes;
             let can = s.rate.bytes_in(span).max(1);
             self.util[i].push(((sent as f64 / can as f64).min(1.0) * FULL).round() as u16);
             if self.with_pg {
-                self.pg[i].push(s.pg.min(u32::MAX as u64) as u32);
+                self.pg[i].push(k, s.pg.min(u32::MAX as u64) as u32);
                 if first {
                     // The first sample decides which ports share a slice's series.
                     let next = groups.len() as u32;
@@ -159,8 +218,11 @@ impl Sampler {
         }
         halve(&mut self.times);
         halve(&mut self.totals);
-        for q in self.queues.iter_mut().chain(&mut self.pg).chain(&mut self.xoff) {
-            halve(q);
+        for q in self.queues.iter_mut().chain(&mut self.pg) {
+            q.halve();
+        }
+        for x in &mut self.xoff {
+            halve(x);
         }
         // Utilisation is a rate over the interval ending at each sample: a kept sample now
         // ends a doubled interval, the mean of its own and the one before it.
@@ -203,7 +265,8 @@ mod tests {
             );
         }
         assert_eq!(s.times, vec![Time(0), Time(20), Time(40), Time(50)]);
-        assert_eq!(s.queues[0], vec![0, 200, 400, 500]);
+        assert_eq!(s.queues[0].dense(s.times.len()), vec![0, 200, 400, 500]);
+        assert_eq!((s.queues[0].get(0), s.queues[0].get(3)), (0, 500));
         assert_eq!(s.interval, Duration(20));
     }
 
