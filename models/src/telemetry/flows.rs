@@ -67,14 +67,6 @@ impl FlowSampler {
         if self.times.len() == self.cap {
             self.decimate();
         }
-        if self.times.capacity() == 0 {
-            // Exactly what the series can hold: doubling would overshoot it and briefly hold
-            // the old and new buffers at once.
-            let n = self.flows.len();
-            self.times.reserve_exact(self.cap);
-            self.delivered.reserve_exact(self.cap * n);
-            self.control.reserve_exact(self.cap * n);
-        }
         self.times.push(now);
         for &f in &self.flows {
             let (d, c) = flow(f as usize);

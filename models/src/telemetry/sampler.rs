@@ -154,14 +154,6 @@ impl Sampler {
         if self.times.len() == self.cap {
             self.decimate();
         }
-        if self.times.capacity() == 0 {
-            // Exactly what the series can hold (see `FlowSampler::record`).
-            self.times.reserve_exact(self.cap);
-            self.totals.reserve_exact(self.cap);
-            for u in &mut self.util {
-                u.reserve_exact(self.cap);
-            }
-        }
         let span = now.saturating_since(self.last_time);
         let first = self.times.is_empty() && self.xoff_of.is_empty();
         let mut groups: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
