@@ -72,6 +72,12 @@ impl Link {
         Some((p, pool.front(&self.flight).map(|(t, _)| t)))
     }
 
+    /// The memory of the head packet, for a prefetch hint.
+    #[inline]
+    pub fn head(&self, pool: &PacketPool) -> Option<*const u8> {
+        pool.front_slot(&self.flight)
+    }
+
     /// The cable was cut: everything on it is lost.
     pub fn cut(&mut self, pool: &mut PacketPool) -> Vec<Packet> {
         std::iter::from_fn(|| pool.pop(&mut self.flight).map(|(_, p)| p)).collect()

@@ -124,6 +124,14 @@ impl PacketPool {
         })
     }
 
+    /// The head slot of `q`, for a prefetch hint (None when `q` is empty).
+    #[inline]
+    pub(crate) fn front_slot(&self, q: &Fifo) -> Option<*const u8> {
+        self.slots
+            .get(q.head as usize)
+            .map(|s| s as *const Slot as *const u8)
+    }
+
     /// The frames of `q`, head first.
     pub(crate) fn iter<'a>(&'a self, q: &Fifo) -> impl Iterator<Item = (Time, &'a Packet)> + 'a {
         let mut i = q.head;

@@ -100,6 +100,13 @@ impl<E> EventQueue<E> {
         self.now.pop_front().map(|(t, e)| (Time(t), e))
     }
 
+    /// The next event when it is due at the last popped time, found without a search (None
+    /// does not mean the queue is empty): a hint of what to fetch from memory ahead of it.
+    #[inline]
+    pub fn next_now(&self) -> Option<&E> {
+        self.now.front().map(|(_, e)| e)
+    }
+
     /// Time of the earliest pending event, without removing it.
     pub fn peek_time(&self) -> Option<Time> {
         if let Some(&(t, _)) = self.now.front() {

@@ -273,6 +273,9 @@ impl Sim<'_> {
             let Some((t, ev)) = next else {
                 break;
             };
+            if let Some(&n) = self.queue.next_now() {
+                self.prefetch(n);
+            }
             let done = self.finished == self.flows.len();
             if done
                 && !matches!(
@@ -318,6 +321,25 @@ impl Sim<'_> {
                     break;
                 }
             }
+        }
+    }
+
+    /// Start loading what the next event will touch first, while this one is handled: a busy
+    /// fabric's ports and cables are far apart in memory, so each event otherwise begins
+    /// with a cache miss.
+    #[inline]
+    fn prefetch(&self, ev: Event) {
+        match ev {
+            Event::Arrive(p) => {
+                let link = &self.net.links[p.idx()];
+                prefetch(link);
+                if let Some(head) = link.head(&self.net.pool) {
+                    prefetch(head);
+                }
+                prefetch(&self.net.ports[self.net.peer[p.idx()].idx()]);
+            }
+            Event::TxDone(p) => prefetch(&self.net.ports[p.idx()]),
+            _ => {}
         }
     }
 
@@ -521,4 +543,18 @@ impl Sim<'_> {
         let flying = self.net.links.iter().flat_map(|l| l.in_flight(pool));
         held.chain(flying)
     }
+}
+
+/// Hint the CPU to bring the cache line at `x` in (no effect on results).
+#[inline(always)]
+fn prefetch<T>(x: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it never faults, whatever the address, and changes
+    // no memory.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(x as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
