@@ -37,7 +37,7 @@ pub fn estimate(s: &Scenario, v: &Variant) -> Vec<Need> {
         Need {
             what: format!("routes from addresses ({} nodes, {hosts} hosts)", t.nodes.len()),
             key: "topology".into(),
-            bytes: t.nodes.len() as u64 * 32 + hosts * 24 + 2 * t.links.len() as u64 * 4,
+            bytes: t.nodes.len() as u64 * 32 + hosts * 24 + wiring.peer.len() as u64 * 4,
         }
     } else {
         let rows = t

@@ -92,8 +92,7 @@ impl Wiring {
     /// Whether `t` is routed from addresses ([`crate::routing::Clos`]) rather than by
     /// per-destination tables.
     pub fn is_clos(&self, t: &Topology) -> bool {
-        let is_host: Vec<bool> = t.nodes.iter().map(|s| s.kind == NodeKind::Host).collect();
-        let port_peer_node: Vec<NodeId> = self.peer.iter().map(|q| self.port_node[q.idx()]).collect();
+        let (port_peer_node, is_host) = self.graph_parts(t);
         crate::routing::Clos::build(&Graph {
             node_ports: &self.node_ports,
             port_peer_node: &port_peer_node,
@@ -104,18 +103,28 @@ impl Wiring {
         })
         .is_some()
     }
+
+    /// What the route builders need besides the port ranges: each port's far node, and which
+    /// nodes are hosts.
+    fn graph_parts(&self, t: &Topology) -> (Vec<NodeId>, Vec<bool>) {
+        let is_host = t.nodes.iter().map(|s| s.kind == NodeKind::Host).collect();
+        let port_peer_node = self.peer.iter().map(|q| self.port_node[q.idx()]).collect();
+        (port_peer_node, is_host)
+    }
 }
 
 impl Network {
     /// The fabric of `t`, its switches routing by `policy`, hash salts from `streams`.
     pub fn build(t: &Topology, policy: Routing, streams: &sim_core::RngStreams) -> Network {
         let n = t.nodes.len();
+        let wiring = Wiring::of(t);
+        let (port_peer_node, is_host) = wiring.graph_parts(t);
         let Wiring {
             node_ports,
             port_node,
             peer,
             port_link,
-        } = Wiring::of(t);
+        } = wiring;
         let total = peer.len();
         let ports: Vec<Port> = port_link
             .iter()
@@ -142,8 +151,6 @@ impl Network {
             });
         }
         debug_assert_eq!(host_node, t.hosts);
-        let is_host: Vec<bool> = t.nodes.iter().map(|s| s.kind == NodeKind::Host).collect();
-        let port_peer_node: Vec<NodeId> = peer.iter().map(|q| port_node[q.idx()]).collect();
         let tables = Routes::build(&Graph {
             node_ports: &node_ports,
             port_peer_node: &port_peer_node,
