@@ -178,6 +178,17 @@ impl Port {
         Some(p)
     }
 
+    /// The memory of the frame `dequeue` will most likely take next (control first, then the
+    /// highest non-empty priority, ignoring pauses and DWRR), for a prefetch hint.
+    #[inline]
+    pub fn next_hint(&self, pool: &PacketPool) -> Option<*const u8> {
+        if !self.control.is_empty() {
+            return pool.front_slot(&self.control);
+        }
+        let prio = self.nonempty.highest()?;
+        pool.front_slot(&self.queues[prio as usize].frames)
+    }
+
     /// Start serializing `p`; returns how long it occupies the wire. The port must be idle.
     #[inline]
     pub fn begin_tx(&mut self, p: Packet) -> Duration {

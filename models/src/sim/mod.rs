@@ -338,7 +338,14 @@ impl Sim<'_> {
                 }
                 prefetch(&self.net.ports[self.net.peer[p.idx()].idx()]);
             }
-            Event::TxDone(p) => prefetch(&self.net.ports[p.idx()]),
+            Event::TxDone(p) => {
+                let port = &self.net.ports[p.idx()];
+                prefetch(port);
+                prefetch(&self.net.links[p.idx()]);
+                if let Some(next) = port.next_hint(&self.net.pool) {
+                    prefetch(next);
+                }
+            }
             _ => {}
         }
     }
