@@ -51,6 +51,8 @@ pub struct Options<'a> {
     pub plots: crate::plots::Level,
     /// No notes on stderr (plots left out).
     pub quiet: bool,
+    /// Threads that may draw plots at once.
+    pub jobs: usize,
 }
 
 /// Write every result file into `dir` (the command's private staging directory).
@@ -102,7 +104,7 @@ pub fn write_results(
     crate::timeseries::write(dir, &run)?;
     write_events(dir, reports, telemetry)?;
     crate::captures::write(dir, reports, telemetry)?;
-    crate::plots::all(dir, &run, opts.plots, opts.quiet)?;
+    crate::plots::all(dir, &run, opts.plots, opts.quiet, opts.jobs)?;
     crate::compare::write(
         dir,
         &title,

@@ -160,9 +160,10 @@ pub(crate) fn png_sized(path: &Path, size: (u32, u32), draw: impl FnOnce(&Area) 
     files::write(path, &bytes)
 }
 
-/// Every plot of `run` that `level` asks for and that has something to show; a line on
-/// stderr names each one left out and why (unless `quiet`).
-pub fn all(dir: &Path, run: &Run, level: Level, quiet: bool) -> Result<()> {
+/// Every plot of `run` that `level` asks for and that has something to show, drawn on up to
+/// `jobs` threads (each plot is its own file, so the files are the same whatever `jobs`); a
+/// line on stderr names each one left out and why (unless `quiet`).
+pub fn all(dir: &Path, run: &Run, level: Level, quiet: bool, jobs: usize) -> Result<()> {
     type Plot = fn(&Path, &Run) -> Result<Outcome>;
     let summary: [(&str, Plot); 3] = [
         ("fct_cdf.png", fct::cdf),
@@ -184,9 +185,20 @@ pub fn all(dir: &Path, run: &Run, level: Level, quiet: bool) -> Result<()> {
         Level::Summary => summary.iter().collect(),
         Level::All => summary.iter().chain(rest.iter()).collect(),
     };
+    let draw = |&&(file, plot): &&(&str, Plot)| plot(&dir.join(file), run);
+    let outcomes: Vec<Result<Outcome>> = if jobs <= 1 {
+        chosen.iter().map(draw).collect()
+    } else {
+        use rayon::prelude::*;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(jobs.min(chosen.len()))
+            .build()?;
+        pool.install(|| chosen.par_iter().map(draw).collect())
+    };
     let mut skipped = Vec::new();
-    for (file, plot) in chosen {
-        if let Outcome::Skipped(why) = plot(&dir.join(file), run)? {
+    // In plot order, whatever order the threads finished in: the first failure is reported.
+    for (&&(file, _), outcome) in chosen.iter().zip(outcomes) {
+        if let Outcome::Skipped(why) = outcome? {
             skipped.push(format!("{file} ({why})"));
         }
     }

@@ -262,6 +262,8 @@ fn run_point(
             cut: &cut,
             plots,
             quiet: true,
+            // The points already run side by side.
+            jobs: 1,
         };
         crate::output::write_results(&dir, &sc, &reports, &telemetry, &opts)?;
         let summary: serde_json::Value =

@@ -323,15 +323,16 @@ fn no_completion_means_no_percentile_and_no_best() {
     );
 }
 
-/// `sim run --jobs 2` runs the variants side by side and writes what `--jobs 1` writes: the
-/// same files, byte for byte, apart from the wall-clock figures and the command line.
+/// `sim run --jobs 2` runs the variants (and draws the plots) side by side and writes what
+/// `--jobs 1` writes: the same files, byte for byte, apart from the wall-clock figures and the
+/// command line.
 #[test]
 fn parallel_variants_write_what_a_sequential_run_writes() {
     let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/leaf-spine.toml");
     let dir = tmp("parallel-variants");
     let (one, two) = (dir.join("one"), dir.join("two"));
     for (out, jobs) in [(&one, "1"), (&two, "2")] {
-        let o = sim_run(&file, out, &["--jobs", jobs, "--plots", "none"]);
+        let o = sim_run(&file, out, &["--jobs", jobs]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
     let timing = [
@@ -357,7 +358,29 @@ fn parallel_variants_write_what_a_sequential_run_writes() {
     strip(&mut a, &timing);
     strip(&mut b, &timing);
     assert_eq!(a, b);
-    for f in ["flows.csv", "counters.csv", "events.csv", "timeseries.csv"] {
+    // Every other file (CSV, report, each plot), except the marker naming the command.
+    let files = |d: &std::path::Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|f| f != "summary.json" && !f.starts_with('.'))
+            .collect();
+        v.sort();
+        v
+    };
+    let names = files(&one);
+    assert_eq!(names, files(&two));
+    for f in [
+        "flows.csv",
+        "counters.csv",
+        "events.csv",
+        "timeseries.csv",
+        "fct_cdf.png",
+        "pauses.png",
+    ] {
+        assert!(names.iter().any(|n| n == f), "{f} not written: {names:?}");
+    }
+    for f in &names {
         assert!(
             std::fs::read(one.join(f)).unwrap() == std::fs::read(two.join(f)).unwrap(),
             "{f} differs between --jobs 1 and --jobs 2"
