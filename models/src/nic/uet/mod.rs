@@ -73,15 +73,22 @@ pub fn on_start(
 }
 
 /// The sender is about to send `pkt`: RCCC spends credit and states its pull target; the
-/// packet asks for an ACK at once when the sender will soon wait for one: less window is left
-/// than the receiver coalesces ACKs over (`ack_bytes`) under NSCC's or a plug-in's window, the
-/// credit is spent, the message ends,
-/// or this is a resend (uet-htsim sets AR when the window is full or credit <= 0; asking
-/// earlier keeps small windows from stalling).
+/// packet asks for an ACK at once (AR) when the sender will wait for one after it: another
+/// full packet would not fit under NSCC's window, the credit is spent, the message ends, or
+/// this is a resend (uet-htsim `UecSrc::sendNewPacket`: AR when `in_flight + size >= cwnd`,
+/// `credit <= 0` or the backlog is empty, and on every resend).
+///
+/// One addition: a window under two of the receiver's coalescing units (`ack_bytes`) asks on
+/// every packet. Such a window (a 25G fabric with metre cables holds a few packets) would get
+/// one ACK per window, and the sender would idle for most of each round trip; uet-htsim's
+/// experiments have windows of tens of packets, where this never applies. Under a plug-in's
+/// window (HPCC, Swift, DCTCP, which uet-htsim does not run over UET) AR comes once less than
+/// `ack_bytes` of window is left: their round-trip and INT samples come from ACKs the receiver
+/// did not hold back.
 #[inline]
 pub fn on_sent(flow: &mut Flow, pkt: &mut Packet, ack_bytes: u64) {
     let wire = full_packet(flow);
-    let inflight = flow.inflight();
+    let (inflight, mtu) = (flow.inflight(), flow.mtu() as u64);
     let plugin_low = flow
         .cc
         .as_ref()
@@ -97,7 +104,7 @@ pub fn on_sent(flow: &mut Flow, pkt: &mut Packet, ack_bytes: u64) {
     let low_window =
         u.cc.nscc
             .as_ref()
-            .is_some_and(|n| (n.cwnd as u64).saturating_sub(u.pdc.inflight) < ack_bytes);
+            .is_some_and(|n| n.cwnd <= (u.pdc.inflight + mtu) as f64 || n.cwnd < (2 * ack_bytes) as f64);
     let no_credit = u.cc.rccc.as_ref().is_some_and(|r| r.credit() <= 0);
     if low_window || plugin_low || no_credit || !u.pdc.has_work() || pkt.has(flags::RETX) {
         pkt.flags |= flags::ACK_REQ;
@@ -427,5 +434,44 @@ mod tests {
             u.want, 65,
             "one quantum more, so a credit packet carries the total"
         );
+    }
+
+    /// Which of a window's packets ask for an ACK, sending into an empty window of `cwnd`
+    /// bytes until it is full (4 KiB packets, 16 KiB coalescing).
+    fn asking(cwnd: f64) -> Vec<u32> {
+        let mut f = flow(100);
+        let p = NsccParams::new(
+            &crate::cc::nscc::NsccConfig::default(),
+            sim_core::BitRate::gbps(100),
+            Duration::from_us(12),
+            4096,
+            true,
+        );
+        let Proto::Uet(u) = &mut f.proto else {
+            unreachable!()
+        };
+        let mut n = Nscc::new(&p, Time::ZERO, Duration::from_us(12));
+        n.cwnd = cwnd;
+        u.cc.nscc = Some(n);
+        let mut asked = Vec::new();
+        while f.can_send() {
+            let mut pkt = f.next_packet(FlowId(0), Time::ZERO);
+            on_sent(&mut f, &mut pkt, 16_384);
+            if pkt.has(flags::ACK_REQ) {
+                asked.push(pkt.seq);
+            }
+        }
+        asked
+    }
+
+    #[test]
+    fn only_the_packet_that_fills_a_window_asks_for_an_ack_unless_the_window_is_small() {
+        // 40 KiB: ten packets fit (10 x 4096 <= 40960). uet-htsim's test is in_flight + size
+        // >= cwnd, so the ninth asks too: one more exactly fills the window.
+        assert_eq!(asking(40_960.0), vec![8, 9]);
+        // 50,000 B: twelve fit (49,152), and the twelfth leaves less than a packet.
+        assert_eq!(asking(50_000.0), vec![11]);
+        // Under two coalescing units (32 KiB) every packet asks: 7 fit in 30,000 B.
+        assert_eq!(asking(30_000.0), (0..7).collect::<Vec<u32>>());
     }
 }
