@@ -35,8 +35,8 @@ pub struct RunArgs {
     /// No progress display.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Variants to run at once [default: the cores this process may use, as many as the
-    /// memory limit allows].
+    /// Variants to run, then plots to draw, at once [default: the cores this process may use;
+    /// variants: as many as the memory limit allows].
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
 }

@@ -186,14 +186,32 @@ pub fn all(dir: &Path, run: &Run, level: Level, quiet: bool, jobs: usize) -> Res
         Level::All => summary.iter().chain(rest.iter()).collect(),
     };
     let draw = |&&(file, plot): &&(&str, Plot)| plot(&dir.join(file), run);
-    let outcomes: Vec<Result<Outcome>> = if jobs <= 1 {
-        chosen.iter().map(draw).collect()
-    } else {
-        use rayon::prelude::*;
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(jobs.min(chosen.len()))
-            .build()?;
-        pool.install(|| chosen.par_iter().map(draw).collect())
+    let pool = (jobs > 1)
+        .then(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(jobs.min(chosen.len()))
+                .build()
+                .ok()
+        })
+        .flatten();
+    let outcomes: Vec<Result<Outcome>> = match pool {
+        Some(pool) => {
+            use rayon::prelude::*;
+            pool.install(|| chosen.par_iter().map(draw).collect())
+        }
+        // One at a time (asked for, or no threads to be had): stop at the first failure.
+        None => {
+            let mut out = Vec::new();
+            for c in &chosen {
+                let r = draw(c);
+                let failed = r.is_err();
+                out.push(r);
+                if failed {
+                    break;
+                }
+            }
+            out
+        }
     };
     let mut skipped = Vec::new();
     // In plot order, whatever order the threads finished in: the first failure is reported.

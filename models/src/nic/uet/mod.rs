@@ -73,14 +73,14 @@ pub fn on_start(
 }
 
 /// The sender is about to send `pkt`: RCCC spends credit and states its pull target; the
-/// packet asks for an ACK at once (AR) when the sender will wait for one after it: another
-/// full packet would not fit under NSCC's window, the credit is spent, the message ends, or
+/// packet asks for an ACK at once (AR) when the sender will soon wait for one: one more full
+/// packet would fill NSCC's window or not fit it, the credit is spent, the message ends, or
 /// this is a resend (uet-htsim `UecSrc::sendNewPacket`: AR when `in_flight + size >= cwnd`,
 /// `credit <= 0` or the backlog is empty, and on every resend).
 ///
 /// One addition: a window under two of the receiver's coalescing units (`ack_bytes`) asks on
 /// every packet. Such a window (a 25G fabric with metre cables holds a few packets) would get
-/// one ACK per window, and the sender would idle for most of each round trip; uet-htsim's
+/// one or two ACKs per window, and the sender would idle for part of each round trip; uet-htsim's
 /// experiments have windows of tens of packets, where this never applies. Under a plug-in's
 /// window (HPCC, Swift, DCTCP, which uet-htsim does not run over UET) AR comes once less than
 /// `ack_bytes` of window is left: their round-trip and INT samples come from ACKs the receiver
@@ -465,7 +465,7 @@ mod tests {
     }
 
     #[test]
-    fn only_the_packet_that_fills_a_window_asks_for_an_ack_unless_the_window_is_small() {
+    fn a_window_asks_for_an_ack_as_it_fills_and_on_every_packet_when_small() {
         // 40 KiB: ten packets fit (10 x 4096 <= 40960). uet-htsim's test is in_flight + size
         // >= cwnd, so the ninth asks too: one more exactly fills the window.
         assert_eq!(asking(40_960.0), vec![8, 9]);
