@@ -121,10 +121,7 @@ pub fn run(args: &RunArgs, started: Instant) -> Result<ExitCode> {
         quiet: args.quiet,
         // Plots are small: as many at once as asked for (or cores), whatever memory lowered
         // the variants to.
-        jobs: args.jobs.map_or_else(
-            || std::thread::available_parallelism().map_or(1, |n| n.get()),
-            usize::from,
-        ),
+        jobs: args.jobs.map_or_else(crate::runner::cores, usize::from),
     };
     output::write_results(staging.dir(), &scenario, &reports, &telemetry, &opts)
         .and_then(|()| {

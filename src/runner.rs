@@ -13,14 +13,18 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
+/// The cores this process may use (at least one): the default of `--jobs`.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// How many variants to run at once: `asked` (default: the cores this process may use),
 /// no more than there are variants, and no more than the memory allows: the largest
 /// estimated variants (`models::budget`) that run together must fit in the run's memory
 /// limit (`run.max_memory`, or the machine's default). Returns the count and, when memory
 /// lowered it, why.
 pub fn jobs_for(s: &Scenario, asked: Option<usize>, limit: Option<u64>) -> (usize, Option<String>) {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let want = asked.unwrap_or(cores).clamp(1, s.variants.len().max(1));
+    let want = asked.unwrap_or_else(cores).clamp(1, s.variants.len().max(1));
     let mut needs: Vec<u64> = s
         .variants
         .iter()

@@ -104,7 +104,7 @@ pub fn on_sent(flow: &mut Flow, pkt: &mut Packet, ack_bytes: u64) {
     let low_window =
         u.cc.nscc
             .as_ref()
-            .is_some_and(|n| n.cwnd <= (u.pdc.inflight + mtu) as f64 || n.cwnd < (2 * ack_bytes) as f64);
+            .is_some_and(|n| n.cwnd <= (inflight + mtu) as f64 || n.cwnd < (2 * ack_bytes) as f64);
     let no_credit = u.cc.rccc.as_ref().is_some_and(|r| r.credit() <= 0);
     if low_window || plugin_low || no_credit || !u.pdc.has_work() || pkt.has(flags::RETX) {
         pkt.flags |= flags::ACK_REQ;
