@@ -6,6 +6,7 @@
 #[cfg(target_os = "linux")]
 mod alloc;
 mod captures;
+mod cells;
 mod compare;
 mod exit;
 mod export;

@@ -8,6 +8,7 @@ use serde::Serialize;
 use std::fs;
 use std::path::Path;
 
+use crate::cells::Cell;
 use crate::files;
 use crate::telemetry::Telemetry;
 
@@ -212,26 +213,22 @@ fn write_events(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetry]) 
         "variant", "time_ns", "node", "port", "prio", "flow", "event", "reason",
     ])?;
     for (r, t) in reports.iter().zip(telemetry) {
+        let name = r.summary.name.as_bytes();
         for e in t.log.rows() {
             let (node, port) = t
                 .labels
                 .get(&e.port.0)
-                .cloned()
-                .unwrap_or(("-".into(), "-".into()));
-            let flow = if e.flow.is_none() {
-                String::new()
-            } else {
-                e.flow.0.to_string()
-            };
+                .map_or((&b"-"[..], &b"-"[..]), |(n, p)| (n.as_bytes(), p.as_bytes()));
+            let flow = (!e.flow.is_none()).then(|| Cell::int(e.flow.0.into()));
             w.write_record([
-                r.summary.name.as_str(),
-                &format!("{:.3}", e.time.as_ns_f64()),
-                &node,
-                &port,
-                &e.prio.to_string(),
-                &flow,
-                e.event,
-                e.reason,
+                name,
+                Cell::ns(e.time).as_bytes(),
+                node,
+                port,
+                Cell::int(e.prio.into()).as_bytes(),
+                flow.as_ref().map_or(&b""[..], Cell::as_bytes),
+                e.event.as_bytes(),
+                e.reason.as_bytes(),
             ])?;
         }
         if t.log.cut > 0 {

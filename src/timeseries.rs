@@ -8,6 +8,7 @@
 //! `flow_rates.png`): `flow_delivered_bytes` and the sender's `flow_rate_limit_bps` (DCQCN) or
 //! `flow_window_bytes` (NSCC).
 
+use crate::cells::Cell;
 use crate::files;
 use crate::plots::Run;
 use anyhow::{Context, Result};
@@ -20,12 +21,13 @@ pub fn write(dir: &Path, run: &Run) -> Result<()> {
     let mut w = csv::Writer::from_writer(files::create(&path)?);
     w.write_record(["variant", "time_ns", "series", "key", "value"])?;
     for d in &run.variants {
-        let name = d.name();
+        let name = d.name().as_bytes();
         let s = &d.telemetry.sampler;
-        // Port names once, not once per sample.
+        // Port names once, not once per sample; numbers formatted on the stack.
         let keys: Vec<String> = s.ports.iter().map(|p| d.telemetry.label(p.0)).collect();
-        for (k, time) in s.times.iter().enumerate() {
-            let ns = format!("{:.3}", time.as_ns_f64());
+        for (k, &time) in s.times.iter().enumerate() {
+            let ns = Cell::ns(time);
+            let ns = ns.as_bytes();
             let v = &s.totals[k];
             for (series, value) in [
                 ("delivered_bytes", v.delivered_bytes),
@@ -35,22 +37,27 @@ pub fn write(dir: &Path, run: &Run) -> Result<()> {
                 ("trimmed", v.trimmed),
                 ("drops", v.drops),
             ] {
-                w.write_record([name, &ns, series, "fabric", &value.to_string()])?;
+                let value = Cell::int(value);
+                w.write_record([name, ns, series.as_bytes(), b"fabric", value.as_bytes()])?;
             }
             for (i, key) in keys.iter().enumerate() {
+                let key = key.as_bytes();
                 let q = s.queues[i].get(k);
                 if q > 0 {
-                    w.write_record([name, &ns, "queue_bytes", key, &q.to_string()])?;
+                    let q = Cell::int(q.into());
+                    w.write_record([name, ns, b"queue_bytes", key, q.as_bytes()])?;
                 }
                 let u = s.utilisation(i, k);
                 if u > 0.0 {
-                    w.write_record([name, &ns, "tx_utilisation", key, &fraction(u)])?;
+                    let u = Cell::fraction(u);
+                    w.write_record([name, ns, b"tx_utilisation", key, u.as_bytes()])?;
                 }
                 if let (Some(pg), xoff) = (s.pg.get(i), s.xoff(i)) {
                     let pg = pg.get(k);
                     if pg > 0 {
-                        w.write_record([name, &ns, "pg_bytes", key, &pg.to_string()])?;
-                        w.write_record([name, &ns, "xoff_bytes", key, &xoff[k].to_string()])?;
+                        let (pg, xoff) = (Cell::int(pg.into()), Cell::int(xoff[k].into()));
+                        w.write_record([name, ns, b"pg_bytes", key, pg.as_bytes()])?;
+                        w.write_record([name, ns, b"xoff_bytes", key, xoff.as_bytes()])?;
                     }
                 }
             }
@@ -64,12 +71,21 @@ pub fn write(dir: &Path, run: &Run) -> Result<()> {
         for f in crate::plots::flows::chosen(run, d) {
             let Some(col) = fs.column(f) else { continue };
             let key = format!("flow {f}");
-            for (k, time) in fs.times.iter().enumerate() {
-                let ns = format!("{:.3}", time.as_ns_f64());
+            let key = key.as_bytes();
+            for (k, &time) in fs.times.iter().enumerate() {
+                let ns = Cell::ns(time);
                 let (delivered, c) = fs.at(col, k);
-                w.write_record([name, &ns, "flow_delivered_bytes", &key, &delivered.to_string()])?;
+                let delivered = Cell::int(delivered);
+                w.write_record([
+                    name,
+                    ns.as_bytes(),
+                    b"flow_delivered_bytes",
+                    key,
+                    delivered.as_bytes(),
+                ])?;
                 if let Some(series) = control {
-                    w.write_record([name, &ns, series, &key, &format!("{c:.0}")])?;
+                    let c = format!("{c:.0}");
+                    w.write_record([name, ns.as_bytes(), series.as_bytes(), key, c.as_bytes()])?;
                 }
             }
         }
@@ -79,11 +95,4 @@ pub fn write(dir: &Path, run: &Run) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("writing {}: {}", path.display(), e.error()))?
         .flush()
         .with_context(|| format!("writing {}", path.display()))
-}
-
-/// A fraction in 0..=1 with four decimals, by integer arithmetic (float formatting of
-/// millions of rows is most of the file's cost).
-fn fraction(u: f64) -> String {
-    let t = (u.clamp(0.0, 1.0) * 10_000.0).round() as u32;
-    format!("{}.{:04}", t / 10_000, t % 10_000)
 }
