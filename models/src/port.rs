@@ -90,6 +90,10 @@ pub struct Port {
 }
 
 impl Port {
+    /// The front of a port that a transmission reads: the frame in service, the occupancy,
+    /// the control FIFO and the priority queues (`repr(C)` keeps them first), for prefetching.
+    pub const HOT_BYTES: usize = std::mem::offset_of!(Port, pause);
+
     pub fn new(rate: BitRate) -> Self {
         Port {
             rate,

@@ -107,6 +107,12 @@ impl<E> EventQueue<E> {
         self.now.front().map(|(_, e)| e)
     }
 
+    /// The event after that one when it, too, is due now (a hint, as [`Self::next_now`]).
+    #[inline]
+    pub fn second_now(&self) -> Option<&E> {
+        self.now.get(1).map(|(_, e)| e)
+    }
+
     /// Time of the earliest pending event, without removing it.
     pub fn peek_time(&self) -> Option<Time> {
         if let Some(&(t, _)) = self.now.front() {

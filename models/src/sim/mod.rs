@@ -273,6 +273,11 @@ impl Sim<'_> {
             let Some((t, ev)) = next else {
                 break;
             };
+            // Two stages: the lines of the event after next (found from its ids alone), and
+            // what the next one's lines, loaded an event ago, point at.
+            if let Some(&n) = self.queue.second_now() {
+                self.prefetch_lines(n);
+            }
             if let Some(&n) = self.queue.next_now() {
                 self.prefetch(n);
             }
@@ -326,7 +331,8 @@ impl Sim<'_> {
 
     /// Start loading what the next event will touch first, while this one is handled: a busy
     /// fabric's ports and cables are far apart in memory, so each event otherwise begins
-    /// with a cache miss.
+    /// with a cache miss. Finding the frame slots reads the port or the cable, so
+    /// [`Self::prefetch_lines`] loads those an event earlier still.
     #[inline]
     fn prefetch(&self, ev: Event) {
         match ev {
@@ -340,11 +346,27 @@ impl Sim<'_> {
             }
             Event::TxDone(p) => {
                 let port = &self.net.ports[p.idx()];
-                prefetch(port);
+                prefetch_port(port);
                 prefetch(&self.net.links[p.idx()]);
                 if let Some(next) = port.next_hint(&self.net.pool) {
                     prefetch(next);
                 }
+            }
+            _ => {}
+        }
+    }
+
+    /// The first stage of [`Self::prefetch`]: the lines an event's ids locate without a load.
+    #[inline]
+    fn prefetch_lines(&self, ev: Event) {
+        match ev {
+            Event::Arrive(p) => {
+                prefetch(&self.net.links[p.idx()]);
+                prefetch(&self.net.peer[p.idx()]);
+            }
+            Event::TxDone(p) => {
+                prefetch_port(&self.net.ports[p.idx()]);
+                prefetch(&self.net.links[p.idx()]);
             }
             _ => {}
         }
@@ -549,6 +571,15 @@ impl Sim<'_> {
         let held = self.net.ports.iter().flat_map(|p| p.held(pool)).chain(rx);
         let flying = self.net.links.iter().flat_map(|l| l.in_flight(pool));
         held.chain(flying)
+    }
+}
+
+/// Every cache line of a port's hot front ([`Port::HOT_BYTES`]).
+#[inline(always)]
+fn prefetch_port(port: &crate::port::Port) {
+    let base = port as *const crate::port::Port as *const u8;
+    for off in (0..crate::port::Port::HOT_BYTES).step_by(64) {
+        prefetch(base.wrapping_add(off));
     }
 }
 
