@@ -61,6 +61,31 @@ impl Cell {
     }
 }
 
+/// `s` as a CSV field, quoted where the `csv` crate would quote it, for rows written by hand
+/// (numbers and fixed names need no quoting; user-given names may).
+pub fn text(s: &str) -> Vec<u8> {
+    if s.is_empty() {
+        return Vec::new();
+    }
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([s]).expect("writing to memory");
+    let mut v = w.into_inner().expect("writing to memory");
+    v.pop(); // the record's terminator
+    v
+}
+
+/// Write one CSV row of fields already formatted ([`Cell`], [`text`]).
+#[inline]
+pub fn row(out: &mut impl std::io::Write, fields: &[&[u8]]) -> std::io::Result<()> {
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        out.write_all(f)?;
+    }
+    out.write_all(b"\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,5 +116,27 @@ mod tests {
             let t = (u.clamp(0.0, 1.0) * 10_000.0_f64).round() / 10_000.0;
             assert_eq!(Cell::fraction(u).as_bytes(), format!("{t:.4}").as_bytes(), "{u}");
         }
+    }
+
+    #[test]
+    fn hand_written_rows_read_as_the_csv_crate_writes_them() {
+        let names = [
+            "plain",
+            "with, comma",
+            "with \"quote\"",
+            "line\nbreak",
+            "",
+            "edge2-0 to-h33",
+        ];
+        let mut want = csv::Writer::from_writer(Vec::new());
+        let mut got = Vec::new();
+        for n in names {
+            want.write_record([n, "1.500", n]).unwrap();
+            row(&mut got, &[&text(n), b"1.500", &text(n)]).unwrap();
+        }
+        assert_eq!(
+            String::from_utf8(got).unwrap(),
+            String::from_utf8(want.into_inner().unwrap()).unwrap()
+        );
     }
 }

@@ -8,7 +8,7 @@
 //! `flow_rates.png`): `flow_delivered_bytes` and the sender's `flow_rate_limit_bps` (DCQCN) or
 //! `flow_window_bytes` (NSCC).
 
-use crate::cells::Cell;
+use crate::cells::{self, Cell};
 use crate::files;
 use crate::plots::Run;
 use anyhow::{Context, Result};
@@ -18,13 +18,17 @@ use std::path::Path;
 pub fn write(dir: &Path, run: &Run) -> Result<()> {
     // Streamed: at P1024 the file is some 50 MB, which need not sit in memory.
     let path = dir.join("timeseries.csv");
-    let mut w = csv::Writer::from_writer(files::create(&path)?);
-    w.write_record(["variant", "time_ns", "series", "key", "value"])?;
+    let mut w = files::create(&path)?;
+    cells::row(&mut w, &[b"variant", b"time_ns", b"series", b"key", b"value"])?;
     for d in &run.variants {
-        let name = d.name().as_bytes();
+        let name = &cells::text(d.name())[..];
         let s = &d.telemetry.sampler;
         // Port names once, not once per sample; numbers formatted on the stack.
-        let keys: Vec<String> = s.ports.iter().map(|p| d.telemetry.label(p.0)).collect();
+        let keys: Vec<Vec<u8>> = s
+            .ports
+            .iter()
+            .map(|p| cells::text(&d.telemetry.label(p.0)))
+            .collect();
         for (k, &time) in s.times.iter().enumerate() {
             let ns = Cell::ns(time);
             let ns = ns.as_bytes();
@@ -38,26 +42,29 @@ pub fn write(dir: &Path, run: &Run) -> Result<()> {
                 ("drops", v.drops),
             ] {
                 let value = Cell::int(value);
-                w.write_record([name, ns, series.as_bytes(), b"fabric", value.as_bytes()])?;
+                cells::row(
+                    &mut w,
+                    &[name, ns, series.as_bytes(), b"fabric", value.as_bytes()],
+                )?;
             }
             for (i, key) in keys.iter().enumerate() {
-                let key = key.as_bytes();
+                let key = &key[..];
                 let q = s.queues[i].get(k);
                 if q > 0 {
                     let q = Cell::int(q.into());
-                    w.write_record([name, ns, b"queue_bytes", key, q.as_bytes()])?;
+                    cells::row(&mut w, &[name, ns, b"queue_bytes", key, q.as_bytes()])?;
                 }
                 let u = s.utilisation(i, k);
                 if u > 0.0 {
                     let u = Cell::fraction(u);
-                    w.write_record([name, ns, b"tx_utilisation", key, u.as_bytes()])?;
+                    cells::row(&mut w, &[name, ns, b"tx_utilisation", key, u.as_bytes()])?;
                 }
                 if let (Some(pg), xoff) = (s.pg.get(i), s.xoff(i)) {
                     let pg = pg.get(k);
                     if pg > 0 {
                         let (pg, xoff) = (Cell::int(pg.into()), Cell::int(xoff[k].into()));
-                        w.write_record([name, ns, b"pg_bytes", key, pg.as_bytes()])?;
-                        w.write_record([name, ns, b"xoff_bytes", key, xoff.as_bytes()])?;
+                        cells::row(&mut w, &[name, ns, b"pg_bytes", key, pg.as_bytes()])?;
+                        cells::row(&mut w, &[name, ns, b"xoff_bytes", key, xoff.as_bytes()])?;
                     }
                 }
             }
@@ -70,29 +77,32 @@ pub fn write(dir: &Path, run: &Run) -> Result<()> {
         };
         for f in crate::plots::flows::chosen(run, d) {
             let Some(col) = fs.column(f) else { continue };
-            let key = format!("flow {f}");
-            let key = key.as_bytes();
+            let key = cells::text(&format!("flow {f}"));
+            let key = &key[..];
             for (k, &time) in fs.times.iter().enumerate() {
                 let ns = Cell::ns(time);
                 let (delivered, c) = fs.at(col, k);
                 let delivered = Cell::int(delivered);
-                w.write_record([
-                    name,
-                    ns.as_bytes(),
-                    b"flow_delivered_bytes",
-                    key,
-                    delivered.as_bytes(),
-                ])?;
+                cells::row(
+                    &mut w,
+                    &[
+                        name,
+                        ns.as_bytes(),
+                        b"flow_delivered_bytes",
+                        key,
+                        delivered.as_bytes(),
+                    ],
+                )?;
                 if let Some(series) = control {
                     let c = format!("{c:.0}");
-                    w.write_record([name, ns.as_bytes(), series.as_bytes(), key, c.as_bytes()])?;
+                    cells::row(
+                        &mut w,
+                        &[name, ns.as_bytes(), series.as_bytes(), key, c.as_bytes()],
+                    )?;
                 }
             }
         }
     }
     use std::io::Write as _;
-    w.into_inner()
-        .map_err(|e| anyhow::anyhow!("writing {}: {}", path.display(), e.error()))?
-        .flush()
-        .with_context(|| format!("writing {}", path.display()))
+    w.flush().with_context(|| format!("writing {}", path.display()))
 }
