@@ -209,6 +209,16 @@ fn write_events(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetry]) 
     // Streamed: a trimming run logs hundreds of thousands of events.
     let path = dir.join("events.csv");
     let mut w = csv::Writer::from_writer(files::create(&path)?);
+    event_rows(&mut w, reports, telemetry)
+        .and_then(|()| Ok(w.flush()?))
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+fn event_rows(
+    w: &mut csv::Writer<impl std::io::Write>,
+    reports: &[VariantReport],
+    telemetry: &[Telemetry],
+) -> csv::Result<()> {
     w.write_record([
         "variant", "time_ns", "node", "port", "prio", "flow", "event", "reason",
     ])?;
@@ -244,7 +254,7 @@ fn write_events(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetry]) 
             ])?;
         }
     }
-    w.flush().with_context(|| format!("writing {}", path.display()))
+    Ok(())
 }
 
 /// A rate in Gb/s as a person reads it: `97.6 Gb/s`, `10.24 Tb/s`.

@@ -13,13 +13,23 @@ use crate::files;
 use crate::plots::Run;
 use anyhow::{Context, Result};
 use models::telemetry::Control;
+use std::fmt::Write as _;
+use std::io::Write;
 use std::path::Path;
 
 pub fn write(dir: &Path, run: &Run) -> Result<()> {
     // Streamed: at P1024 the file is some 50 MB, which need not sit in memory.
     let path = dir.join("timeseries.csv");
     let mut w = files::create(&path)?;
-    cells::row(&mut w, &[b"variant", b"time_ns", b"series", b"key", b"value"])?;
+    rows(&mut w, run)
+        .and_then(|()| w.flush())
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// Every row of the file, header first.
+fn rows(w: &mut impl Write, run: &Run) -> std::io::Result<()> {
+    cells::row(w, &[b"variant", b"time_ns", b"series", b"key", b"value"])?;
+    let mut control_value = String::new();
     for d in &run.variants {
         let name = &cells::text(d.name())[..];
         let s = &d.telemetry.sampler;
@@ -42,29 +52,26 @@ pub fn write(dir: &Path, run: &Run) -> Result<()> {
                 ("drops", v.drops),
             ] {
                 let value = Cell::int(value);
-                cells::row(
-                    &mut w,
-                    &[name, ns, series.as_bytes(), b"fabric", value.as_bytes()],
-                )?;
+                cells::row(w, &[name, ns, series.as_bytes(), b"fabric", value.as_bytes()])?;
             }
             for (i, key) in keys.iter().enumerate() {
                 let key = &key[..];
                 let q = s.queues[i].get(k);
                 if q > 0 {
                     let q = Cell::int(q.into());
-                    cells::row(&mut w, &[name, ns, b"queue_bytes", key, q.as_bytes()])?;
+                    cells::row(w, &[name, ns, b"queue_bytes", key, q.as_bytes()])?;
                 }
                 let u = s.utilisation(i, k);
                 if u > 0.0 {
                     let u = Cell::fraction(u);
-                    cells::row(&mut w, &[name, ns, b"tx_utilisation", key, u.as_bytes()])?;
+                    cells::row(w, &[name, ns, b"tx_utilisation", key, u.as_bytes()])?;
                 }
                 if let (Some(pg), xoff) = (s.pg.get(i), s.xoff(i)) {
                     let pg = pg.get(k);
                     if pg > 0 {
                         let (pg, xoff) = (Cell::int(pg.into()), Cell::int(xoff[k].into()));
-                        cells::row(&mut w, &[name, ns, b"pg_bytes", key, pg.as_bytes()])?;
-                        cells::row(&mut w, &[name, ns, b"xoff_bytes", key, xoff.as_bytes()])?;
+                        cells::row(w, &[name, ns, b"pg_bytes", key, pg.as_bytes()])?;
+                        cells::row(w, &[name, ns, b"xoff_bytes", key, xoff.as_bytes()])?;
                     }
                 }
             }
@@ -84,7 +91,7 @@ pub fn write(dir: &Path, run: &Run) -> Result<()> {
                 let (delivered, c) = fs.at(col, k);
                 let delivered = Cell::int(delivered);
                 cells::row(
-                    &mut w,
+                    w,
                     &[
                         name,
                         ns.as_bytes(),
@@ -94,15 +101,13 @@ pub fn write(dir: &Path, run: &Run) -> Result<()> {
                     ],
                 )?;
                 if let Some(series) = control {
-                    let c = format!("{c:.0}");
-                    cells::row(
-                        &mut w,
-                        &[name, ns.as_bytes(), series.as_bytes(), key, c.as_bytes()],
-                    )?;
+                    control_value.clear();
+                    let _ = write!(control_value, "{c:.0}");
+                    let c = control_value.as_bytes();
+                    cells::row(w, &[name, ns.as_bytes(), series.as_bytes(), key, c])?;
                 }
             }
         }
     }
-    use std::io::Write as _;
-    w.flush().with_context(|| format!("writing {}", path.display()))
+    Ok(())
 }
