@@ -465,14 +465,15 @@ impl Sim<'_> {
             drops: t.dropped_packets,
         };
         let (net, switches) = (&self.net, &self.switches);
+        let with_pg = self.sampler.with_pg();
         self.sampler.record(self.now, totals, |p| {
             let port = &net.ports[p.idx()];
             let (pg, xoff, xoff_group) = match net.roles[net.port_node[p.idx()].idx()] {
-                Role::Switch(s) => {
+                Role::Switch(s) if with_pg => {
                     let (pg, xoff, slice) = switches[s.idx()].pg_sample(p);
                     (pg, xoff, s.0 << 8 | slice)
                 }
-                Role::Host(_) => (0, 0, u32::MAX),
+                _ => (0, 0, u32::MAX),
             };
             crate::telemetry::PortSample {
                 queue: port.occupancy(),

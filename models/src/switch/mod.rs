@@ -208,13 +208,16 @@ impl Switch {
     }
 
     /// `pkt` finished leaving egress `out`: its cells go back to the buffer. True when its
-    /// ingress priority group, in XOFF, may now resume (send XON). `ports` are this switch's.
+    /// ingress priority group, in XOFF, may now resume (send XON). `ports` are this switch's;
+    /// `xoff_seen`: some ingress of the fabric has entered XOFF in this run. Without one, the
+    /// ingress port's PFC state is not read: on a large fabric that read missed the cache
+    /// once per frame.
     #[inline]
-    pub fn departed(&mut self, out: PortId, pkt: &Packet, ports: &[Port]) -> bool {
+    pub fn departed(&mut self, out: PortId, pkt: &Packet, ports: &[Port], xoff_seen: bool) -> bool {
         let inl = self.local(pkt.in_port);
         self.mmu
             .release(inl, self.local(out), pkt.prio, pkt.frame, pkt.charge);
-        ports[inl].xoff.mask.contains(pkt.prio) && self.mmu.allows_xon(inl, pkt.prio)
+        xoff_seen && ports[inl].xoff.mask.contains(pkt.prio) && self.mmu.allows_xon(inl, pkt.prio)
     }
 
     /// Lossless ingress PG bytes of `port` and their XOFF threshold now (telemetry).

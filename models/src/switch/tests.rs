@@ -346,7 +346,7 @@ fn a_paused_pg_resumes_when_its_occupancy_falls_below_xon_whatever_order_its_fra
         let pkt = b.net.ports[out.idx()].dequeue(&mut b.net.pool, b.now).unwrap();
         let range = b.net.node_ports[b.sw.node.idx()].clone();
         let ports = &b.net.ports[range.start as usize..range.end as usize];
-        xon.push(b.sw.departed(out, &pkt, ports));
+        xon.push(b.sw.departed(out, &pkt, ports, true));
     }
     assert!(expected < n, "the test must resume before the queue drains");
     assert_eq!(xon.iter().position(|&x| x).map(|k| k as u64 + 1), Some(expected));

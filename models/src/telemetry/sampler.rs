@@ -51,6 +51,16 @@ impl Default for PortSample {
 /// Utilisation is stored in 1/65535ths of the line rate.
 const FULL: f64 = 65535.0;
 
+/// `x` in [0, 1] as 1/65535ths, rounded half away from zero as `f64::round` does, but
+/// without its library call (x86-64 has no rounding instruction before SSE4.1), which took
+/// 1 % of a 128-host incast: a truncating conversion and an exact remainder.
+#[inline]
+fn to_full(x: f64) -> u16 {
+    let v = x * FULL;
+    let whole = v as u16;
+    whole + (v - whole as f64 >= 0.5) as u16
+}
+
 /// A series that is mostly zero (a queue, an ingress priority group): only its non-zero
 /// samples, as (sample index, value). Most of a fabric's queues are empty most of the time:
 /// a 128-host incast held 4,417 non-zero queue samples out of 302,000.
@@ -157,14 +167,19 @@ impl Sampler {
         let span = now.saturating_since(self.last_time);
         let first = self.times.is_empty() && self.xoff_of.is_empty();
         let mut groups: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+        // What a line carries over the span, for the last rate seen: most ports share a rate,
+        // and the 128-bit division is dearer than the rest of a port's sample.
+        let (mut rate, mut can) = (None, 1);
         for (i, &p) in self.ports.iter().enumerate() {
             let s = port(p);
             let k = self.times.len();
             self.queues[i].push(k, s.queue.min(u32::MAX as u64) as u32);
             let sent = s.tx_bytes.saturating_sub(self.last_tx[i]);
             self.last_tx[i] = s.tx_bytes;
-            let can = s.rate.bytes_in(span).max(1);
-            self.util[i].push(((sent as f64 / can as f64).min(1.0) * FULL).round() as u16);
+            if rate != Some(s.rate) {
+                (rate, can) = (Some(s.rate), s.rate.bytes_in(span).max(1));
+            }
+            self.util[i].push(to_full((sent as f64 / can as f64).min(1.0)));
             if self.with_pg {
                 self.pg[i].push(k, s.pg.min(u32::MAX as u64) as u32);
                 if first {
@@ -185,6 +200,11 @@ impl Sampler {
         self.last_time = now;
         self.times.push(now);
         self.totals.push(totals);
+    }
+
+    /// Whether ports' ingress priority groups are sampled (the variant runs PFC).
+    pub fn with_pg(&self) -> bool {
+        self.with_pg
     }
 
     /// Port `i`'s XOFF threshold at each sample (empty without PFC).
@@ -260,6 +280,18 @@ mod tests {
         assert_eq!(s.queues[0].dense(s.times.len()), vec![0, 200, 400, 500]);
         assert_eq!((s.queues[0].get(0), s.queues[0].get(3)), (0, 500));
         assert_eq!(s.interval, Duration(20));
+    }
+
+    #[test]
+    fn the_fraction_rounds_as_f64_round_does() {
+        let mut x = 0.0f64;
+        while x <= 1.0 {
+            for v in [x, x.next_up(), x.next_down().max(0.0)] {
+                assert_eq!(to_full(v), (v * FULL).round() as u16, "at {v}");
+            }
+            x += 1.0 / (FULL * 2.0);
+        }
+        assert_eq!((to_full(0.0), to_full(1.0)), (0, 65535));
     }
 
     #[test]
