@@ -67,6 +67,14 @@ impl FlowSampler {
         if self.times.len() == self.cap {
             self.decimate();
         }
+        if self.times.is_empty() {
+            // The whole capacity at once (pages not yet written are not resident): grown by
+            // doubling, the series left as much memory freed as they held.
+            let n = self.cap * self.flows.len();
+            self.times.reserve_exact(self.cap);
+            self.delivered.reserve_exact(n);
+            self.control.reserve_exact(n);
+        }
         self.times.push(now);
         for &f in &self.flows {
             let (d, c) = flow(f as usize);

@@ -56,7 +56,12 @@ const FULL: f64 = 65535.0;
 /// 1 % of a 128-host incast: a truncating conversion and an exact remainder.
 #[inline]
 fn to_full(x: f64) -> u16 {
-    let v = x * FULL;
+    round_u16(x * FULL)
+}
+
+/// `v` in [0, 65535] rounded half away from zero.
+#[inline]
+fn round_u16(v: f64) -> u16 {
     let whole = v as u16;
     whole + (v - whole as f64 >= 0.5) as u16
 }
@@ -114,9 +119,9 @@ pub struct Sampler {
     /// Sampled ports and, per port, its queue (frame bytes) at each sample.
     pub ports: Vec<PortId>,
     pub queues: Vec<Sparse>,
-    /// Per port: transmit utilisation over the interval ending at each sample (see
-    /// [`Sampler::utilisation`]).
-    util: Vec<Vec<u16>>,
+    /// Transmit utilisation over the interval ending at each sample (see
+    /// [`Sampler::utilisation`]), row-major: sample `k`, port `i` at `k * ports.len() + i`.
+    util: Vec<u16>,
     /// Per port: lossless ingress PG bytes and their XOFF threshold at each sample (empty
     /// without PFC).
     pub pg: Vec<Sparse>,
@@ -149,7 +154,7 @@ impl Sampler {
             totals: Vec::new(),
             ports,
             queues: vec![Sparse::default(); n],
-            util: vec![Vec::new(); n],
+            util: Vec::new(),
             pg: per_port(with_pg),
             xoff: Vec::new(),
             xoff_of: Vec::new(),
@@ -166,6 +171,9 @@ impl Sampler {
         }
         let span = now.saturating_since(self.last_time);
         let first = self.times.is_empty() && self.xoff_of.is_empty();
+        if first {
+            self.reserve();
+        }
         let mut groups: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
         // What a line carries over the span, for the last rate seen: most ports share a rate,
         // and the 128-bit division is dearer than the rest of a port's sample.
@@ -179,7 +187,7 @@ impl Sampler {
             if rate != Some(s.rate) {
                 (rate, can) = (Some(s.rate), s.rate.bytes_in(span).max(1));
             }
-            self.util[i].push(to_full((sent as f64 / can as f64).min(1.0)));
+            self.util.push(to_full((sent as f64 / can as f64).min(1.0)));
             if self.with_pg {
                 self.pg[i].push(k, s.pg.min(u32::MAX as u64) as u32);
                 if first {
@@ -187,7 +195,7 @@ impl Sampler {
                     let next = groups.len() as u32;
                     let g = *groups.entry(s.xoff_group).or_insert(next);
                     if g as usize == self.xoff.len() {
-                        self.xoff.push(Vec::new());
+                        self.xoff.push(Vec::with_capacity(self.cap));
                     }
                     self.xoff_of.push(g);
                 }
@@ -202,6 +210,14 @@ impl Sampler {
         self.totals.push(totals);
     }
 
+    /// The dense series' whole capacity, once, at the first sample (pages not yet written
+    /// are not resident): grown by doubling, they left as much memory freed as they held.
+    fn reserve(&mut self) {
+        self.times.reserve_exact(self.cap);
+        self.totals.reserve_exact(self.cap);
+        self.util.reserve_exact(self.cap * self.ports.len());
+    }
+
     /// Whether ports' ingress priority groups are sampled (the variant runs PFC).
     pub fn with_pg(&self) -> bool {
         self.with_pg
@@ -214,7 +230,8 @@ impl Sampler {
 
     /// Fraction of port `i`'s line rate it sent over the interval ending at sample `k`.
     pub fn utilisation(&self, i: usize, k: usize) -> f64 {
-        self.util[i].get(k).map_or(0.0, |&u| u as f64 / FULL)
+        let at = k * self.ports.len() + i;
+        self.util.get(at).map_or(0.0, |&u| u as f64 / FULL)
     }
 
     /// Keep every other sample and double the interval. Instantaneous series keep the kept
@@ -238,15 +255,18 @@ impl Sampler {
         }
         // Utilisation is a rate over the interval ending at each sample: a kept sample now
         // ends a doubled interval, the mean of its own and the one before it.
-        for u in &mut self.util {
-            let n = u.len().div_ceil(2);
-            for j in 0..n {
-                let k = 2 * j;
-                let before = if k == 0 { u[0] } else { u[k - 1] };
-                u[j] = ((before as u32 + u[k] as u32) / 2) as u16;
+        // In place: row `j` is written after rows `2j - 1` and `2j` are read, and no earlier
+        // write reached them.
+        let (n, u) = (self.ports.len(), &mut self.util);
+        let kept = (u.len() / n.max(1)).div_ceil(2);
+        for j in 0..kept {
+            let k = 2 * j;
+            let before = k.saturating_sub(1);
+            for i in 0..n {
+                u[j * n + i] = ((u[before * n + i] as u32 + u[k * n + i] as u32) / 2) as u16;
             }
-            u.truncate(n);
         }
+        u.truncate(kept * n);
         self.interval = self.interval * 2;
     }
 }
@@ -284,14 +304,16 @@ mod tests {
 
     #[test]
     fn the_fraction_rounds_as_f64_round_does() {
-        let mut x = 0.0f64;
-        while x <= 1.0 {
-            for v in [x, x.next_up(), x.next_down().max(0.0)] {
-                assert_eq!(to_full(v), (v * FULL).round() as u16, "at {v}");
+        // Every halfway point, and the doubles either side of it: a version that rounded
+        // half down, or half to even, fails at the halfway points themselves.
+        for k in 0..65535u32 {
+            let t = k as f64 + 0.5;
+            for v in [t.next_down(), t, t.next_up(), k as f64] {
+                assert_eq!(round_u16(v), v.round() as u16, "at {v}");
             }
-            x += 1.0 / (FULL * 2.0);
         }
-        assert_eq!((to_full(0.0), to_full(1.0)), (0, 65535));
+        assert_eq!(round_u16(65535.0), 65535);
+        assert_eq!((to_full(0.0), to_full(0.5), to_full(1.0)), (0, 32768, 65535));
     }
 
     #[test]
@@ -312,5 +334,41 @@ mod tests {
         }
         assert!((s.utilisation(0, 1) - 0.5).abs() < 1e-4);
         assert!((s.utilisation(0, 2) - 1.0).abs() < 1e-4);
+    }
+
+    #[test]
+    fn a_halved_utilisation_is_each_port_s_bytes_over_the_doubled_interval() {
+        let cfg = TelemetryConfig {
+            sample_interval: Duration(1_000_000),
+            max_samples: 4,
+            event_log: 0,
+        };
+        let mut s = Sampler::new(&cfg, vec![PortId(0), PortId(1)], false);
+        // At 100 Gb/s a microsecond carries 12,500 B. Port 0 sends half of that in every
+        // interval; port 1 all of it in the odd ones and nothing in the even ones.
+        let sent = |p: PortId, k: u64| match p.0 {
+            0 => 6_250 * k,
+            _ => 12_500 * k.div_ceil(2),
+        };
+        for k in 0..5u64 {
+            s.record(Time(k * 1_000_000), Totals::default(), |p| PortSample {
+                tx_bytes: sent(p, k),
+                rate: BitRate::gbps(100),
+                ..Default::default()
+            });
+        }
+        // The fifth sample halved the first four: kept 0 and 2, then 4.
+        assert_eq!(s.times, vec![Time(0), Time(2_000_000), Time(4_000_000)]);
+        let u = |i, k| s.utilisation(i, k);
+        // Sample 2 now ends the two microseconds from 0: port 0 sent 12,500 B of the 25,000 B
+        // the line carried, port 1 12,500 B as well; sample 4 ends an even interval.
+        assert!((u(0, 1) - 0.5).abs() < 1e-4 && (u(1, 1) - 0.5).abs() < 1e-4);
+        assert!(
+            (u(0, 2) - 0.5).abs() < 1e-4 && u(1, 2) == 0.0,
+            "{} {}",
+            u(0, 2),
+            u(1, 2)
+        );
+        assert_eq!(u(1, 3), 0.0);
     }
 }
