@@ -28,14 +28,63 @@ pub struct PortCounters {
     pub ecn_marked: u64,
     /// Data frames trimmed to their headers on their way into this egress.
     pub trimmed: u64,
-    /// Frames a NIC's full receive buffer discarded, per priority (`rx_prio{p}_discards`).
-    pub rx_discards: [u64; PRIORITIES],
-    /// Frames (and their bytes) dropped on their way into this egress queue, per priority
-    /// (SONiC's `show queue counters` Drop/pkts, Drop/bytes).
-    pub queue_drops: [u64; PRIORITIES],
-    pub queue_drop_bytes: [u64; PRIORITIES],
-    /// Frames this port's ingress priority group dropped (`show priority-group drop counters`).
-    pub pg_drops: [u64; PRIORITIES],
+    /// Drops per priority, allocated at the port's first (most ports never drop).
+    per_prio: Option<Box<PrioDrops>>,
+}
+
+/// A port's drops by priority.
+#[derive(Debug, Clone, Default)]
+struct PrioDrops {
+    /// Frames a NIC's full receive buffer discarded (`rx_prio{p}_discards`).
+    rx_discards: [u64; PRIORITIES],
+    /// Frames (and their bytes) dropped on their way into this egress queue (SONiC's
+    /// `show queue counters` Drop/pkts, Drop/bytes).
+    queue_drops: [u64; PRIORITIES],
+    queue_drop_bytes: [u64; PRIORITIES],
+    /// Frames this port's ingress priority group dropped (`show priority-group drop
+    /// counters`).
+    pg_drops: [u64; PRIORITIES],
+}
+
+impl PortCounters {
+    fn drops(&self) -> Option<&PrioDrops> {
+        self.per_prio.as_deref()
+    }
+
+    fn drops_mut(&mut self) -> &mut PrioDrops {
+        self.per_prio.get_or_insert_with(Box::default)
+    }
+
+    /// Frames a NIC's full receive buffer discarded at priority `p`.
+    pub fn rx_discards(&self, p: usize) -> u64 {
+        self.drops().map_or(0, |d| d.rx_discards[p])
+    }
+
+    /// Frames, and their bytes, dropped on their way into this egress queue at priority `p`.
+    pub fn queue_drops(&self, p: usize) -> (u64, u64) {
+        self.drops()
+            .map_or((0, 0), |d| (d.queue_drops[p], d.queue_drop_bytes[p]))
+    }
+
+    /// Frames this port's ingress priority group `p` dropped.
+    pub fn pg_drops(&self, p: usize) -> u64 {
+        self.drops().map_or(0, |d| d.pg_drops[p])
+    }
+
+    pub fn count_rx_discard(&mut self, p: usize) {
+        self.drops_mut().rx_discards[p] += 1;
+    }
+
+    /// A frame of `bytes` dropped on its way into this egress queue at priority `p`.
+    pub fn count_queue_drop(&mut self, p: usize, bytes: u64) {
+        let d = self.drops_mut();
+        d.queue_drops[p] += 1;
+        d.queue_drop_bytes[p] += bytes;
+    }
+
+    pub fn count_pg_drop(&mut self, p: usize) {
+        self.drops_mut().pg_drops[p] += 1;
+    }
 }
 
 /// Counters every transmitted frame updates.
@@ -280,6 +329,27 @@ mod tests {
         let mut p = Packet::control(Kind::Data, FlowId(0), HostId(1), seq, frame as u32, prio);
         p.frame = frame;
         p
+    }
+
+    #[test]
+    fn a_port_that_never_paused_or_dropped_carries_only_its_hot_front_and_masks() {
+        // The PFC timers and the per-priority drops are allocated at first use: without
+        // them a port is its hot front (the queues) plus under 200 bytes, where it was
+        // 1,408 bytes in all.
+        let extra = size_of::<Port>() - Port::HOT_BYTES;
+        assert!(extra < 200, "{} bytes past the hot front", extra);
+        let mut port = Port::new(BitRate::gbps(100));
+        port.pause.finish(Time(1_000), Duration(10));
+        port.pause.lift(3, Time(1_000), Duration(10));
+        assert_eq!(port.xoff.finish(Time(1_000), Duration(10)), vec![]);
+        assert!(port.pause.t_is_none() && port.xoff.t_is_none() && port.counters.per_prio.is_none());
+        assert_eq!((port.pause.frames(3), port.xoff.frames(3)), (0, 0));
+        port.counters.count_queue_drop(3, 1_500);
+        assert_eq!(port.counters.queue_drops(3), (1, 1_500));
+        assert_eq!(
+            (port.counters.queue_drops(2), port.counters.pg_drops(3)),
+            ((0, 0), 0)
+        );
     }
 
     #[test]

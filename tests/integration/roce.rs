@@ -232,7 +232,7 @@ fn pauses_propagate_hop_by_hop_toward_the_senders() {
             .find(|&p| net.port_name(p) == format!("to-{to}"))
             .unwrap()
     };
-    let first = |from: &str, to: &str| net.ports[port(from, to).idx()].xoff.first;
+    let first = |from: &str, to: &str| net.ports[port(from, to).idx()].xoff.first();
     let leaf1 = first("leaf1", "spine0").expect("leaf1 pauses the spine");
     let spine = first("spine0", "leaf0").expect("the spine pauses leaf0");
     let leaf0 = first("leaf0", "h0").expect("leaf0 pauses its senders");
@@ -241,7 +241,7 @@ fn pauses_propagate_hop_by_hop_toward_the_senders() {
         "order: leaf1 {leaf1}, spine {spine}, leaf0 {leaf0}"
     );
     assert!(
-        net.ports[port("h0", "leaf0").idx()].pause.frames[3] > 0,
+        net.ports[port("h0", "leaf0").idx()].pause.frames(3) > 0,
         "the sender's NIC was paused"
     );
     assert!(first("leaf1", "h3").is_none(), "the receiver is never paused");

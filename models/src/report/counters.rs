@@ -50,9 +50,9 @@ pub(super) fn counters(sim: &Sim) -> Vec<CounterRow> {
             for prio in 0..8 {
                 let (rx, tx) = (&port.pause, &port.xoff);
                 if !lossless.contains(prio as u8)
-                    && rx.frames[prio] == 0
-                    && tx.frames[prio] == 0
-                    && c.rx_discards[prio] == 0
+                    && rx.frames(prio) == 0
+                    && tx.frames(prio) == 0
+                    && c.rx_discards(prio) == 0
                 {
                     continue;
                 }
@@ -61,27 +61,27 @@ pub(super) fn counters(sim: &Sim) -> Vec<CounterRow> {
                         name,
                         &pname,
                         &format!("rx_prio{prio}_discards"),
-                        c.rx_discards[prio],
+                        c.rx_discards(prio),
                     );
                 }
-                push(name, &pname, &format!("rx_prio{prio}_pause"), rx.frames[prio]);
-                push(name, &pname, &format!("tx_prio{prio}_pause"), tx.frames[prio]);
+                push(name, &pname, &format!("rx_prio{prio}_pause"), rx.frames(prio));
+                push(name, &pname, &format!("tx_prio{prio}_pause"), tx.frames(prio));
                 push(
                     name,
                     &pname,
                     &format!("rx_prio{prio}_pause_duration"),
-                    us(rx.duration[prio]),
+                    us(rx.duration(prio)),
                 );
                 push(
                     name,
                     &pname,
                     &format!("tx_prio{prio}_pause_duration"),
-                    us(tx.duration[prio]),
+                    us(tx.duration(prio)),
                 );
             }
             if !lossless.is_empty() {
-                push(name, &pname, "tx_pause_storm_warning_events", port.xoff.storms);
-                push(name, &pname, "pfc_storm_detected", port.pause.storms);
+                push(name, &pname, "tx_pause_storm_warning_events", port.xoff.storms());
+                push(name, &pname, "pfc_storm_detected", port.pause.storms());
             }
         }
         if let Role::Host(h) = net.roles[n] {

@@ -83,13 +83,13 @@ pub(super) fn sonic_rows(sim: &Sim) -> Vec<SonicRow> {
                     "show pfc counters",
                     format!("PFC{q}"),
                     "Rx",
-                    port.pause.frames[qi].to_string(),
+                    port.pause.frames(qi).to_string(),
                 );
                 push(
                     "show pfc counters",
                     format!("PFC{q}"),
                     "Tx",
-                    port.xoff.frames[qi].to_string(),
+                    port.xoff.frames(qi).to_string(),
                 );
             }
             for q in 0..8u8 {
@@ -97,8 +97,8 @@ pub(super) fn sonic_rows(sim: &Sim) -> Vec<SonicRow> {
                 for (counter, v) in [
                     ("Counter/pkts", port.tx_prio_packets(q)),
                     ("Counter/bytes", port.tx_prio_bytes(q)),
-                    ("Drop/pkts", c.queue_drops[qi]),
-                    ("Drop/bytes", c.queue_drop_bytes[qi]),
+                    ("Drop/pkts", c.queue_drops(qi).0),
+                    ("Drop/bytes", c.queue_drops(qi).1),
                 ] {
                     push("show queue counters", format!("UC{q}"), counter, v.to_string());
                 }
@@ -137,7 +137,7 @@ pub(super) fn sonic_rows(sim: &Sim) -> Vec<SonicRow> {
                 );
             }
             for q in 0..8u8 {
-                let v = c.pg_drops[q as usize].to_string();
+                let v = c.pg_drops(q as usize).to_string();
                 push("show priority-group drop counters", format!("PG{q}"), "pkts", v);
             }
             for q in lossless.iter() {

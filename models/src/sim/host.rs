@@ -183,7 +183,9 @@ impl Sim<'_> {
             rx.spec.xoff_at
         };
         if rx.occupancy() + pkt.frame as u64 > limit {
-            self.net.ports[q.idx()].counters.rx_discards[pkt.prio as usize] += 1;
+            self.net.ports[q.idx()]
+                .counters
+                .count_rx_discard(pkt.prio as usize);
             if lossless {
                 self.totals.lossless_drops_adequate += 1;
             }

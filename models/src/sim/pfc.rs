@@ -88,7 +88,7 @@ impl Sim<'_> {
         self.totals.injected_bytes += frame.frame as u64;
         self.totals.pfc_frames += 1;
         let p = &mut self.net.ports[port.idx()];
-        p.xoff.frames[prio as usize] += 1;
+        p.xoff.count_frame(prio as usize);
         p.enqueue_control(&mut self.net.pool, frame);
         self.start_tx(port);
     }

@@ -74,7 +74,7 @@ impl Sim<'_> {
     /// Ingress `port` enters XOFF on `prio`: find the pause chain's origin, start watching.
     pub(super) fn watch_xoff(&mut self, port: PortId, prio: u8) {
         let origin = self.pause_origin(port, prio);
-        self.net.ports[port.idx()].xoff.origin[prio as usize] = origin;
+        self.net.ports[port.idx()].xoff.set_origin(prio as usize, origin);
         if !self.watch.check_pending {
             self.watch.check_pending = true;
             let at = self.now + self.check_interval();
@@ -91,7 +91,7 @@ impl Sim<'_> {
                 prio,
                 start,
                 duration: self.now - start,
-                origin: self.net.ports[port.idx()].xoff.origin[prio as usize],
+                origin: self.net.ports[port.idx()].xoff.origin(prio as usize),
             });
         }
     }
@@ -118,7 +118,7 @@ impl Sim<'_> {
                 let downstream = self.net.peer[e.idx()];
                 let x = &self.net.ports[downstream.idx()].xoff;
                 if x.mask.contains(prio) {
-                    x.origin[prio as usize]
+                    x.origin(prio as usize)
                 } else {
                     downstream
                 }

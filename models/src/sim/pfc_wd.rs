@@ -137,7 +137,7 @@ impl Sim<'_> {
         }
         let disabled = self.wd_action(q) != WatchdogAction::Alert;
         if disabled && self.wd.is_stormed(q, prio) {
-            self.net.ports[q.idx()].pause.frames[prio as usize] += 1;
+            self.net.ports[q.idx()].pause.count_frame(prio as usize);
             self.wd.queues.entry((q, prio)).or_default().last_pfc = self.now;
             return true;
         }
@@ -235,8 +235,7 @@ impl Sim<'_> {
     fn wd_drop_at_egress(&mut self, q: PortId, pkt: Packet) {
         self.switch_departed(q, &pkt);
         let c = &mut self.net.ports[q.idx()].counters;
-        c.queue_drops[pkt.prio as usize] += 1;
-        c.queue_drop_bytes[pkt.prio as usize] += pkt.frame as u64;
+        c.count_queue_drop(pkt.prio as usize, pkt.frame as u64);
         let w = self.wd.queues.entry((q, pkt.prio)).or_default();
         w.tx_drop += 1;
         w.last[1] += 1;
@@ -254,7 +253,9 @@ impl Sim<'_> {
         if drop {
             w.rx_drop += 1;
             w.last[3] += 1;
-            self.net.ports[in_port.idx()].counters.pg_drops[pkt.prio as usize] += 1;
+            self.net.ports[in_port.idx()]
+                .counters
+                .count_pg_drop(pkt.prio as usize);
             self.drop(pkt, DropReason::PfcWatchdog, in_port);
             return None;
         }

@@ -144,13 +144,12 @@ impl Switch {
             Err(reason) => {
                 let (at, adequate) = if reason == DropReason::HeadroomExceeded {
                     ports[inl].counters.drops_headroom += 1;
-                    ports[inl].counters.pg_drops[pkt.prio as usize] += 1;
+                    ports[inl].counters.count_pg_drop(pkt.prio as usize);
                     (in_port, self.headroom_adequate[inl])
                 } else {
                     let c = &mut ports[outl].counters;
                     c.drops_lossy += 1;
-                    c.queue_drops[pkt.prio as usize] += 1;
-                    c.queue_drop_bytes[pkt.prio as usize] += pkt.frame as u64;
+                    c.count_queue_drop(pkt.prio as usize, pkt.frame as u64);
                     (out, false)
                 };
                 let verdict = Verdict::Dropped { reason, at, adequate };
