@@ -480,10 +480,9 @@ impl PauseState {
     /// Lift the pause on `p` now, as an XON would (a PFC watchdog disabling PFC on it).
     pub fn lift(&mut self, p: u8, now: Time, watchdog: Duration) {
         let i = p as usize;
-        if let Some(t) = self.t.as_deref_mut() {
-            t.close(i, now.max(t.from[i]).min(t.until[i]), watchdog);
-            t.until[i] = now;
-        }
+        let t = self.t_mut();
+        t.close(i, now.max(t.from[i]).min(t.until[i]), watchdog);
+        t.until[i] = now;
         self.armed.remove(p);
     }
 
@@ -507,7 +506,7 @@ impl PauseState {
 /// The pausing side of a port: which priorities it has asked its peer to hold.
 ///
 /// As with [`PauseState`], the port holds the masks; the timers, counters and pause-chain
-/// origins are allocated when the port first enters XOFF (or sends a PFC frame).
+/// origins are allocated when first written (the port enters XOFF or sends a PFC frame).
 #[derive(Debug, Clone, Default)]
 pub struct XoffState {
     /// Priorities in XOFF.

@@ -68,12 +68,12 @@ impl FlowSampler {
             self.decimate();
         }
         if self.times.is_empty() {
-            // The whole capacity at once (pages not yet written are not resident): grown by
-            // doubling, the series left as much memory freed as they held.
-            let n = self.cap * self.flows.len();
-            self.times.reserve_exact(self.cap);
-            self.delivered.reserve_exact(n);
-            self.control.reserve_exact(n);
+            // The capacity at once, as the sampler's series reserve theirs.
+            let rows = self.cap.min(super::sampler::RESERVED_ROWS);
+            let n = rows.saturating_mul(self.flows.len());
+            let _ = self.times.try_reserve_exact(rows);
+            let _ = self.delivered.try_reserve_exact(n);
+            let _ = self.control.try_reserve_exact(n);
         }
         self.times.push(now);
         for &f in &self.flows {

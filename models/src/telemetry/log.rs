@@ -2,7 +2,7 @@
 //! transition with its time, port, priority, flow and reason, up to `run.event_log` rows,
 //! counting what it had to leave out.
 //!
-//! Rows are held encoded, 6-10 bytes each where a [`LogRow`] takes 48: an incast that trims
+//! Rows are held encoded, typically 6-10 bytes each (at most 25) where a [`LogRow`] takes 48: an incast that trims
 //! 74,000 headers logs that many rows, which as 24-byte records took 1.8 MB of a run whose
 //! whole state is a few MB. Each row is LEB128 varints (the encoding of DWARF and protobuf):
 //! the time since the previous row (zigzag: a row may be logged out of order), the port and
@@ -25,7 +25,8 @@ pub struct LogRow {
     pub reason: &'static str,
 }
 
-/// Bytes a kept row takes in memory, at most: four varints of up to 10, 5, 5 and 5 bytes.
+/// Bytes a kept row takes in memory, at most: four varints of up to 10, 5, 5 and 5 bytes
+/// (the kind's index is under 2^35: a run has a few dozen kinds).
 pub const LOG_ROW_BYTES: usize = 25;
 
 /// Bytes per chunk: the log grows a chunk at a time, never copying what it holds (a doubling
@@ -231,10 +232,34 @@ mod tests {
         for &r in &want {
             l.push(r);
         }
+        // A row that did not fit the end of a chunk began the next one.
         assert!(l.chunks.len() > 1, "{} chunks", l.chunks.len());
+        let full = &l.chunks[..l.chunks.len() - 1];
+        assert!(
+            full.iter()
+                .all(|c| c.len() <= CHUNK && c.len() + LOG_ROW_BYTES > CHUNK)
+        );
+        assert!(
+            full.iter().any(|c| c.len() < CHUNK),
+            "no row fell across a chunk's end"
+        );
         assert_eq!(l.len(), want.len());
         assert_eq!(l.rows().collect::<Vec<_>>(), want);
         assert_eq!(l.last(), want.last().copied());
+    }
+
+    #[test]
+    fn the_largest_rows_fit_chunks_sized_to_what_the_cap_leaves() {
+        // A time step of 2^63 takes ten bytes zigzagged, ids just under NONE five each.
+        let big = |t| row(t, u32::MAX - 1, u32::MAX - 1, 255, "a");
+        let want = [big(1 << 63), big(0), big(1 << 63)];
+        let mut l = EventLog::new(3);
+        for &r in &want {
+            l.push(r);
+        }
+        assert_eq!(l.chunks[0].capacity(), 3 * LOG_ROW_BYTES);
+        assert_eq!(l.chunks[0].len(), 3 * 21, "10 + 5 + 5 + 1 bytes a row");
+        assert_eq!(l.rows().collect::<Vec<_>>(), want);
     }
 
     #[test]

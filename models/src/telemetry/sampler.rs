@@ -48,6 +48,9 @@ impl Default for PortSample {
     }
 }
 
+/// Samples whose room the series reserve at the first sample (see [`Sampler::reserve`]).
+pub(super) const RESERVED_ROWS: usize = 4096;
+
 /// Utilisation is stored in 1/65535ths of the line rate.
 const FULL: f64 = 65535.0;
 
@@ -195,7 +198,7 @@ impl Sampler {
                     let next = groups.len() as u32;
                     let g = *groups.entry(s.xoff_group).or_insert(next);
                     if g as usize == self.xoff.len() {
-                        self.xoff.push(Vec::with_capacity(self.cap));
+                        self.xoff.push(Vec::with_capacity(self.cap.min(RESERVED_ROWS)));
                     }
                     self.xoff_of.push(g);
                 }
@@ -210,12 +213,15 @@ impl Sampler {
         self.totals.push(totals);
     }
 
-    /// The dense series' whole capacity, once, at the first sample (pages not yet written
-    /// are not resident): grown by doubling, they left as much memory freed as they held.
+    /// The dense series' capacity, once, at the first sample (pages not yet written are not
+    /// resident): grown by doubling, they left as much memory freed as they held. At most
+    /// [`RESERVED_ROWS`] samples, and only as the allocator allows: a larger
+    /// `run.max_samples` grows as before.
     fn reserve(&mut self) {
-        self.times.reserve_exact(self.cap);
-        self.totals.reserve_exact(self.cap);
-        self.util.reserve_exact(self.cap * self.ports.len());
+        let rows = self.cap.min(RESERVED_ROWS);
+        let _ = self.times.try_reserve_exact(rows);
+        let _ = self.totals.try_reserve_exact(rows);
+        let _ = self.util.try_reserve_exact(rows.saturating_mul(self.ports.len()));
     }
 
     /// Whether ports' ingress priority groups are sampled (the variant runs PFC).
@@ -230,6 +236,7 @@ impl Sampler {
 
     /// Fraction of port `i`'s line rate it sent over the interval ending at sample `k`.
     pub fn utilisation(&self, i: usize, k: usize) -> f64 {
+        debug_assert!(i < self.ports.len(), "port {i} of {}", self.ports.len());
         let at = k * self.ports.len() + i;
         self.util.get(at).map_or(0.0, |&u| u as f64 / FULL)
     }
@@ -370,5 +377,47 @@ mod tests {
             u(1, 2)
         );
         assert_eq!(u(1, 3), 0.0);
+    }
+
+    #[test]
+    fn an_odd_capacity_halves_every_series_alike_with_or_without_ports() {
+        let cfg = TelemetryConfig {
+            sample_interval: Duration(10),
+            max_samples: 5,
+            event_log: 0,
+        };
+        // No ports: only times and totals; then two ports with PFC, whose ingress PGs and
+        // their slice's XOFF threshold halve with the rest.
+        let mut none = Sampler::new(&cfg, Vec::new(), false);
+        let mut pfc = Sampler::new(&cfg, vec![PortId(1), PortId(2)], true);
+        for t in 0..6u64 {
+            let totals = Totals {
+                pfc_frames: t,
+                ..Default::default()
+            };
+            none.record(Time(t * 10), totals, |_| unreachable!("no ports"));
+            pfc.record(Time(t * 10), totals, |p| PortSample {
+                queue: t,
+                pg: 100 * t + p.0 as u64,
+                xoff: 1_000 + t,
+                xoff_group: 0,
+                ..Default::default()
+            });
+        }
+        // Five samples halve to 0, 20 and 40 (the odd last one kept); then 50.
+        let kept = vec![Time(0), Time(20), Time(40), Time(50)];
+        assert_eq!((&none.times, &pfc.times), (&kept, &kept));
+        let frames: Vec<u64> = none.totals.iter().map(|t| t.pfc_frames).collect();
+        assert_eq!(frames, vec![0, 2, 4, 5]);
+        assert_eq!(pfc.pg[1].dense(4), vec![2, 202, 402, 502]);
+        assert_eq!(
+            (pfc.xoff(0), pfc.xoff(1)),
+            (
+                &[1_000, 1_002, 1_004, 1_005][..],
+                &[1_000, 1_002, 1_004, 1_005][..]
+            )
+        );
+        assert_eq!(pfc.queues[0].dense(4), vec![0, 2, 4, 5]);
+        assert_eq!(pfc.utilisation(1, 3), 0.0);
     }
 }
