@@ -53,6 +53,7 @@ pub mod link;
 pub mod network;
 pub mod nic;
 pub mod packet;
+pub mod pause;
 pub mod pcap;
 pub mod pfc;
 pub mod pool;

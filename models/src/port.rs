@@ -8,7 +8,7 @@
 
 use crate::ids::PortId;
 use crate::packet::Packet;
-use crate::pfc::{PauseState, XoffState};
+use crate::pause::{PauseState, XoffState};
 use crate::pool::{Fifo, PacketPool};
 pub use crate::prio::PRIORITIES;
 use crate::prio::PrioMask;
