@@ -32,7 +32,7 @@ pub struct FlowSampler {
     pub times: Vec<Time>,
     /// Row-major: sample `k`, sampled flow `j` at `k * flows.len() + j`: bytes delivered to
     /// the receiver so far.
-    delivered: Vec<u64>,
+    delivered: Delivered,
     /// Same layout: the control variable (see `kind`).
     control: Vec<f32>,
     pub kind: Control,
@@ -53,7 +53,7 @@ impl FlowSampler {
             cap,
             flows,
             times: Vec::new(),
-            delivered: Vec::new(),
+            delivered: Delivered::Narrow(Vec::new()),
             control: Vec::new(),
             kind,
         }
@@ -72,7 +72,9 @@ impl FlowSampler {
             let rows = self.cap.min(super::sampler::RESERVED_ROWS);
             let n = rows.saturating_mul(self.flows.len());
             let _ = self.times.try_reserve_exact(rows);
-            let _ = self.delivered.try_reserve_exact(n);
+            if let Delivered::Narrow(v) = &mut self.delivered {
+                let _ = v.try_reserve_exact(n);
+            }
             let _ = self.control.try_reserve_exact(n);
         }
         self.times.push(now);
@@ -91,7 +93,7 @@ impl FlowSampler {
     /// Flow at `column`: bytes delivered and the control value at sample `k`.
     pub fn at(&self, column: usize, k: usize) -> (u64, f64) {
         let i = k * self.flows.len() + column;
-        (self.delivered[i], self.control[i] as f64)
+        (self.delivered.get(i), self.control[i] as f64)
     }
 
     fn decimate(&mut self) {
@@ -101,7 +103,7 @@ impl FlowSampler {
         for k in (0..rows).step_by(2) {
             self.times[w] = self.times[k];
             for j in 0..n {
-                self.delivered[w * n + j] = self.delivered[k * n + j];
+                self.delivered.copy(k * n + j, w * n + j);
                 self.control[w * n + j] = self.control[k * n + j];
             }
             w += 1;
@@ -109,6 +111,54 @@ impl FlowSampler {
         self.times.truncate(w);
         self.delivered.truncate(w * n);
         self.control.truncate(w * n);
+    }
+}
+
+/// Cumulative byte counts, in 32 bits while every one fits (flows under 4 GiB, which is
+/// most): 8 bytes a sample and flow instead of 12 with the control value. The first count
+/// that does not fit widens the whole series to 64 bits.
+#[derive(Debug, Clone)]
+enum Delivered {
+    Narrow(Vec<u32>),
+    Wide(Vec<u64>),
+}
+
+impl Delivered {
+    fn push(&mut self, v: u64) {
+        match self {
+            Delivered::Narrow(n) => match u32::try_from(v) {
+                Ok(x) => n.push(x),
+                Err(_) => {
+                    let mut w = Vec::with_capacity(n.capacity());
+                    w.extend(n.iter().map(|&x| x as u64));
+                    w.push(v);
+                    *self = Delivered::Wide(w);
+                }
+            },
+            Delivered::Wide(w) => w.push(v),
+        }
+    }
+
+    fn get(&self, i: usize) -> u64 {
+        match self {
+            Delivered::Narrow(n) => n[i] as u64,
+            Delivered::Wide(w) => w[i],
+        }
+    }
+
+    /// Entry `from` copied to `to`.
+    fn copy(&mut self, from: usize, to: usize) {
+        match self {
+            Delivered::Narrow(n) => n[to] = n[from],
+            Delivered::Wide(w) => w[to] = w[from],
+        }
+    }
+
+    fn truncate(&mut self, len: usize) {
+        match self {
+            Delivered::Narrow(n) => n.truncate(len),
+            Delivered::Wide(w) => w.truncate(len),
+        }
     }
 }
 
@@ -132,5 +182,25 @@ mod tests {
         }
         assert_eq!(s.times, vec![Time(0), Time(2), Time(4), Time(5)]);
         assert_eq!(s.at(1, 2), (41, 1.0));
+    }
+
+    #[test]
+    fn a_count_past_four_gib_widens_the_series_and_keeps_every_value() {
+        // Flow 1 passes 2^32 bytes at the third sample; flow 0 stays small.
+        let big = |t: u64| (1u64 << 32) - 2 + t;
+        let mut s = FlowSampler::new(2, &[], 8, Control::Window);
+        for t in 0..5u64 {
+            s.record(Time(t), |f| if f == 0 { (t, 0.0) } else { (big(t), 2.0) });
+        }
+        assert!(matches!(s.delivered, Delivered::Wide(_)));
+        for k in 0..5 {
+            assert_eq!((s.at(0, k).0, s.at(1, k).0), (k as u64, big(k as u64)));
+        }
+        // Halving a wide series keeps the even samples as a narrow one does.
+        for t in 5..9u64 {
+            s.record(Time(t), |f| if f == 0 { (t, 0.0) } else { (big(t), 2.0) });
+        }
+        assert_eq!(s.times, vec![Time(0), Time(2), Time(4), Time(6), Time(8)]);
+        assert_eq!((s.at(1, 3).0, s.at(1, 4).0, s.at(0, 4).0), (big(6), big(8), 8));
     }
 }
