@@ -43,20 +43,22 @@ impl Telemetry {
             }
         };
         // Each port once: a trimming run's log has hundreds of thousands of rows on a few
-        // ports, so they are marked, one bit a port, not collected (I128: 73,690 rows).
-        let mut seen = vec![0u64; net.ports.len().div_ceil(64) + 1];
-        let mut mark = |p: u32| {
-            let i = (p as usize).min(net.ports.len());
-            seen[i / 64] |= 1 << (i % 64);
+        // ports, so they are marked, not collected (I128: 73,690 rows). The last mark is
+        // `PortId::NONE`'s.
+        let n = net.ports.len();
+        let mut seen = vec![false; n + 1];
+        for p in sampler.ports.iter().copied().chain(log.rows().map(|r| r.port)) {
+            seen[p.idx().min(n)] = true;
+        }
+        let id = |i: usize| {
+            if i == n {
+                models::ids::PortId::NONE.0
+            } else {
+                i as u32
+            }
         };
-        sampler.ports.iter().for_each(|p| mark(p.0));
-        log.rows().for_each(|r| mark(r.port.0));
-        let id = |i: usize| match i == net.ports.len() {
-            true => models::ids::PortId::NONE.0,
-            false => i as u32,
-        };
-        let labels = (0..=net.ports.len())
-            .filter(|&i| seen[i / 64] >> (i % 64) & 1 == 1)
+        let labels = (0..=n)
+            .filter(|&i| seen[i])
             .map(|i| (id(i), label(id(i))))
             .collect();
         let frames = models::pcap::FrameContext {
