@@ -26,3 +26,13 @@ impl fmt::Display for FieldError {
         write!(f, "`{}`: {}", self.path, self.message)
     }
 }
+
+/// For a `kind` that takes no other keys (`nic.cc = { kind = "none" }`): refuse any. serde
+/// ignores the rest of an internally tagged unit variant's table, even with
+/// `deny_unknown_fields`, so such variants deserialize through this.
+pub(crate) fn no_keys<'de, D: serde::Deserializer<'de>>(d: D) -> Result<(), D::Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct NoKeys {}
+    <NoKeys as serde::Deserialize>::deserialize(d).map(|_| ())
+}

@@ -12,6 +12,12 @@ pub const MAX_CONFIG: u64 = 16 << 20;
 /// Largest data file (an imported traffic matrix; uet-htsim's 8192-host permutation is
 /// 250 KB, a million-flow matrix about 50 MB).
 pub const MAX_DATA: u64 = 1 << 30;
+/// Largest SONiC `config_db.json`: a 128-port switch's whole running configuration is under
+/// 2 MB.
+pub const MAX_SONIC: u64 = 16 << 20;
+/// Largest topology file (an edge list or an htsim `.topo`): a 65,536-host fat tree's edge
+/// list, a line per cable, is about 8 MB; a `.topo` is under 1 KB.
+pub const MAX_TOPOLOGY: u64 = 64 << 20;
 
 /// Why a file cannot be read: the message names no path (callers do) and starts with
 /// `line N:` when one line is at fault.
@@ -57,8 +63,9 @@ fn read(path: &Path, max: u64) -> Result<Vec<u8>, String> {
     }
     if meta.len() > max {
         return Err(format!(
-            "{} bytes, more than the {max} a file of this kind may have",
-            meta.len()
+            "{} bytes, more than the {} a file of this kind may have",
+            meta.len(),
+            size_text(max)
         ));
     }
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
@@ -67,9 +74,20 @@ fn read(path: &Path, max: u64) -> Result<Vec<u8>, String> {
         .read_to_end(&mut bytes)
         .map_err(|e| e.to_string())?;
     if bytes.len() as u64 > max {
-        return Err(format!("more than the {max} bytes a file of this kind may have"));
+        return Err(format!(
+            "more than the {} a file of this kind may have",
+            size_text(max)
+        ));
     }
     Ok(bytes)
+}
+
+/// `16777216 bytes (16 MiB)`: a limit as a user reads it.
+fn size_text(max: u64) -> String {
+    match max {
+        m if m >= 1 << 20 && m % (1 << 20) == 0 => format!("{m} bytes ({} MiB)", m >> 20),
+        m => format!("{m} bytes"),
+    }
 }
 
 fn kind_of(m: &std::fs::Metadata) -> &'static str {
@@ -111,7 +129,7 @@ mod tests {
             "line 2: not UTF-8 text (byte 12 of the file)"
         );
         std::fs::write(&f, vec![b'#'; 100]).unwrap();
-        assert!(msg(&f, 99).contains("more than the 99"));
+        assert!(msg(&f, 99).contains("more than the 99 bytes"), "{}", msg(&f, 99));
         assert_eq!(read_text(&f, 100).unwrap().len(), 100);
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -342,6 +342,24 @@ fn htsim_topo_files_import_as_the_fat_trees_they_describe() {
             "Nodes 16\nTiers 2\nPodsize 16\nTier 0\nDownlink_speed_Gbps 100\nRadix_Down 4\nRadix_Up 2\nDownlink_Latency_ns 1000\nTier 1\nDownlink_speed_Gbps 100\nRadix_Down 3\nDownlink_Latency_ns 1000\n",
             "Radix_Down 3 is not 4 ToRs",
         ),
+        // 2^64 ns (213 days) wrapped to 384 ps, and 18446744074 Gb/s to 0.29 Gb/s: refused
+        // with the schema's own limits, as the TOML keys are.
+        (
+            "Nodes 16\nTiers 2\nTier 0\nDownlink_speed_Gbps 100\nDownlink_Latency_ns 18446744073709551\n",
+            "Downlink_Latency_ns 18446744073709551: a duration \"18446744073709551ns\" is over the simulator's limit of 1000000s",
+        ),
+        (
+            "Nodes 16\nTiers 2\nTier 0\nDownlink_speed_Gbps 18446744074\n",
+            "Downlink_speed_Gbps 18446744074: a rate \"18446744074Gbps\" is over the simulator's limit of 100Tbps",
+        ),
+        (
+            "Nodes 16\nTiers 2\nTier 0\nDownlink_speed_Gbps 100001\n",
+            "over the simulator's limit of 100Tbps",
+        ),
+        (
+            "Nodes 16\nTiers 2\nTier 0\nRadix_Up 18446744073709551615\n",
+            "Radix_Up 18446744073709551615: at most 16777216",
+        ),
     ] {
         std::fs::write(dir.join("x.topo"), text).unwrap();
         let toml = format!(

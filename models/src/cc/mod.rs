@@ -20,10 +20,11 @@ use serde::Deserialize;
 
 /// Congestion control of the NIC's flows: `nic.cc = { kind = "...", ... }`.
 #[derive(Debug, Clone, Deserialize, Default)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum CcConfig {
     /// Line rate, no reaction to congestion.
     #[default]
+    #[serde(deserialize_with = "crate::error::no_keys")]
     None,
     /// DCQCN (Zhu et al., SIGCOMM 2015) as ConnectX implements it (RoCEv2).
     Dcqcn(Box<DcqcnConfig>),

@@ -18,6 +18,7 @@ use sim_core::{Duration, Time};
 pub enum Routing {
     /// Hash of the flow and its entropy (ECMP, RFC 2992).
     #[default]
+    #[serde(deserialize_with = "crate::error::no_keys")]
     Ecmp,
     /// Adaptive routing: the least-loaded eligible egress, per packet, or per flowlet when
     /// `flowlet_gap` is set.

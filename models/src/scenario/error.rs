@@ -126,6 +126,70 @@ pub fn locate(src: &str, path: &[Seg]) -> Option<(usize, usize)> {
     best.map(|b| (b, depth))
 }
 
+/// The dotted key whose value starts at byte `offset` of a TOML text that may not parse
+/// (for a syntax error inside a value): the table header above it, the inline tables open
+/// before it on its line, and the key just before its `=`. None when the offset is not in a
+/// value.
+pub fn key_at(src: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(src.len());
+    let start = src[..offset].rfind('\n').map_or(0, |i| i + 1);
+    // The header: the nearest `[table]` or `[[array]]` line above (its index for an array).
+    let mut header = String::new();
+    let above = &src[..start];
+    if let Some(h) = above
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('[') && !l.contains('='))
+    {
+        let array = h.starts_with("[[");
+        let name = h.trim_start_matches('[').split(']').next().unwrap_or("").trim().to_string();
+        header = if array {
+            let n = above
+                .lines()
+                .map(str::trim)
+                .filter(|l| l.starts_with("[[") && l.trim_start_matches('[').split(']').next().map(str::trim) == Some(&name))
+                .count();
+            format!("{name}[{}]", n.saturating_sub(1))
+        } else {
+            name
+        };
+    }
+    // On the line: keys of the inline tables still open, and the last `key =`.
+    let mut open: Vec<String> = Vec::new();
+    let mut last: Option<String> = None;
+    let mut word = String::new();
+    let mut quoted = false;
+    for c in src[start..offset].chars() {
+        match c {
+            '"' => quoted = !quoted,
+            _ if quoted => {}
+            '=' => {
+                last = Some(word.trim().trim_matches('"').to_string());
+                word.clear();
+            }
+            '{' => {
+                open.extend(last.take());
+                word.clear();
+            }
+            '}' => {
+                open.pop();
+                word.clear();
+            }
+            ',' => word.clear(),
+            '#' => return None,
+            _ => word.push(c),
+        }
+    }
+    let last = last.filter(|k| !k.is_empty())?;
+    let parts: Vec<&str> = std::iter::once(header.as_str())
+        .chain(open.iter().map(String::as_str))
+        .chain(std::iter::once(last.as_str()))
+        .filter(|p| !p.is_empty())
+        .collect();
+    Some(parts.join("."))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +222,15 @@ mod tests {
             "falls back to the nearest ancestor"
         );
         assert_eq!(at("nothing"), None);
+    }
+
+    #[test]
+    fn the_key_of_a_value_that_does_not_parse_is_found() {
+        let src = "seed = 99999999999999999999\n[topology]\nlink = { rate = \"1G\", loss = 1e999 }\n[[flow]]\nsize = 1\n[[flow]]\nsize = 2e999\n";
+        let key = |needle: &str| key_at(src, src.find(needle).unwrap());
+        assert_eq!(key("9999").as_deref(), Some("seed"));
+        assert_eq!(key("1e999").as_deref(), Some("topology.link.loss"));
+        assert_eq!(key("2e999").as_deref(), Some("flow[1].size"));
+        assert_eq!(key("[topology]"), None);
     }
 }

@@ -168,15 +168,21 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
         set: &ov.set,
     };
     let mut root: Table = toml::from_str(src).map_err(|e| {
-        let (line, column) = line_col(src, e.span().map_or(0, |s| s.start));
+        let offset = e.span().map_or(0, |s| s.start);
+        let (line, column) = line_col(src, offset);
+        let token: String = src[offset.min(src.len())..]
+            .chars()
+            .take_while(|c| !matches!(c, ',' | '}' | ']' | '\n' | '#') && !c.is_whitespace())
+            .take(40)
+            .collect();
         ScenarioError {
             origin: Origin::File {
                 file: file.into(),
                 line,
                 column,
             },
-            key: None,
-            message: format!("not valid TOML: {}", e.message()),
+            key: error::key_at(src, offset),
+            message: wording::toml_syntax(e.message(), &token),
         }
     })?;
     for arg in &ov.set {
@@ -193,7 +199,9 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
     let mut raw = root.clone();
     let base_tiers = tiers::take(&mut raw, dir).map_err(|e| ctx.field(e, None))?;
     let (base_table, base_sonic) = sonic::with_sonic(&raw, dir).map_err(|e| ctx.field(e, None))?;
-    let mut base: ScenarioFile = ctx.deserialize(Value::Table(base_table), None)?;
+    let mut base: ScenarioFile = ctx
+        .deserialize(Value::Table(base_table), None)
+        .map_err(|e| sonic::attribute(e, base_sonic.as_ref(), dir))?;
     if let Some(seed) = ov.seed {
         base.seed = seed;
     }
@@ -202,7 +210,9 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
     let name = base.name.clone().unwrap_or_else(|| default_name.to_string());
     let mut variants = Vec::new();
     if variant_tables.is_empty() {
-        let mut v = ctx.variant(&name, &base, base_tiers, &topology, None)?;
+        let mut v = ctx
+            .variant(&name, &base, base_tiers, &topology, None)
+            .map_err(|e| sonic::attribute(e, base_sonic.as_ref(), dir))?;
         v.sonic = base_sonic;
         variants.push(v);
     }
@@ -211,8 +221,12 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
         overrides::merge(&mut merged, over);
         let tiers = tiers::take(&mut merged, dir).map_err(|e| ctx.field(e, Some(i)))?;
         let (merged, info) = sonic::with_sonic(&merged, dir).map_err(|e| ctx.field(e, Some(i)))?;
-        let file: ScenarioFile = ctx.deserialize(Value::Table(merged), Some(i))?;
-        let mut v = ctx.variant(vname, &file, tiers, &topology, Some(i))?;
+        let file: ScenarioFile = ctx
+            .deserialize(Value::Table(merged), Some(i))
+            .map_err(|e| sonic::attribute(e, info.as_ref(), dir))?;
+        let mut v = ctx
+            .variant(vname, &file, tiers, &topology, Some(i))
+            .map_err(|e| sonic::attribute(e, info.as_ref(), dir))?;
         v.sonic = info;
         variants.push(v);
     }

@@ -27,7 +27,7 @@ pub fn with_sonic(t: &Table, dir: &Path) -> Result<(Table, Option<SonicInfo>), F
         .as_str()
         .ok_or_else(|| FieldError::new("switch.sonic", "expected the path of a config_db.json"))?;
     let path = dir.join(file);
-    let src = std::fs::read_to_string(&path)
+    let src = crate::input::read_text(&path, crate::input::MAX_SONIC)
         .map_err(|e| FieldError::new("switch.sonic", format!("cannot read {}: {e}", path.display())))?;
     let imported = crate::sonic::import(&src)
         .map_err(|e| FieldError::new("switch.sonic", format!("{}: {e}", path.display())))?;
@@ -58,4 +58,31 @@ pub fn with_sonic(t: &Table, dir: &Path) -> Result<(Table, Option<SonicInfo>), F
         overridden,
     };
     Ok((merged, Some(info)))
+}
+
+/// `e`, reported where the user wrote the value when it came from the SONiC file: the file
+/// and its JSON path (`BUFFER_POOL.ingress_lossless_pool.size`), not the scenario key the
+/// import turned it into. Errors of keys the scenario wrote itself are left as they are.
+pub fn attribute(e: super::ScenarioError, info: Option<&SonicInfo>, dir: &Path) -> super::ScenarioError {
+    let (Some(info), Some(key)) = (info, e.key.as_deref()) else {
+        return e;
+    };
+    if matches!(e.origin, super::Origin::CommandLine(_)) {
+        return e;
+    }
+    let key = match key.strip_prefix("variant[") {
+        Some(rest) => rest.split_once("].").map_or(key, |(_, k)| k),
+        None => key,
+    };
+    let Some(json) = info.imported.source_of(key) else {
+        return e;
+    };
+    if info.overridden.iter().any(|o| key == o || key.starts_with(&format!("{o}."))) {
+        return e;
+    }
+    super::ScenarioError {
+        origin: super::Origin::FileOnly(dir.join(&info.file).display().to_string()),
+        key: Some(json.to_string()),
+        message: format!("{} (imported as `{key}`)", e.message),
+    }
 }

@@ -9,6 +9,22 @@
 use serde::de::DeserializeOwned;
 use toml::{Table, Value};
 
+/// The TOML parser's `msg` about the value `token` (the text where it failed), in the
+/// file's words: a number out of range says which range, not which Rust type overflowed.
+pub fn toml_syntax(msg: &str, token: &str) -> String {
+    let whole = msg.contains("u64 value was too large")
+        || (msg.starts_with("invalid type: integer") && msg.contains("i128"));
+    if whole {
+        return format!(
+            "{token} is out of range: TOML integers run from -2^63 to 2^63 - 1 (9223372036854775807)"
+        );
+    }
+    if msg.contains("floating-point number overflowed") {
+        return format!("{token} is out of range: the largest number is about 1.8e308");
+    }
+    format!("not valid TOML: {msg}")
+}
+
 /// Rewrite serde's `msg` about the value at `key` (a dotted path).
 pub fn in_user_words(msg: &str, key: &str) -> String {
     if let Some(rest) = msg.strip_prefix("invalid type: ") {
@@ -36,7 +52,7 @@ pub fn in_user_words(msg: &str, key: &str) -> String {
             return format!("unknown key `{field}`; the keys here are {}", alternatives(exp));
         }
         if let Some((field, _)) = rest.split_once("`, there are no fields") {
-            return format!("unknown key `{field}`; this table takes no keys");
+            return format!("unknown key `{field}`; this table takes no other keys");
         }
     }
     if let Some(field) = msg

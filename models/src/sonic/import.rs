@@ -28,12 +28,25 @@ use toml::Value as T;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Imported {
     pub set: Vec<(String, T)>,
+    /// Where in the file each of `set` came from (a JSON path), in the same order, so that
+    /// a value the scenario's validation refuses is reported where the user wrote it.
+    pub from: Vec<String>,
     pub warnings: Vec<String>,
 }
 
 impl Imported {
-    pub(super) fn put(&mut self, key: &str, v: T) {
+    pub(super) fn put(&mut self, key: &str, v: T, from: impl Into<String>) {
         self.set.push((key.to_string(), v));
+        self.from.push(from.into());
+    }
+
+    /// The JSON path a scenario key (or a key under it) was imported from.
+    pub fn source_of(&self, key: &str) -> Option<&str> {
+        self.set
+            .iter()
+            .zip(&self.from)
+            .find(|((k, _), _)| key == k || key.strip_prefix(k.as_str()).is_some_and(|r| r.starts_with('.')))
+            .map(|(_, f)| f.as_str())
     }
 
     pub(super) fn warn(&mut self, w: impl Into<String>) {
@@ -129,6 +142,7 @@ pub fn import(src: &str) -> Result<Imported, JsonError> {
     let root = v
         .as_object()
         .ok_or_else(|| err("(top level)", "expected an object of tables"))?;
+    super::schema::check(root)?;
     let mut out = Imported::default();
     unread_fields(root, &mut out)?;
     let lossless = priorities(root, &mut out)?;
@@ -193,6 +207,7 @@ fn priorities(root: &Map<String, Value>, out: &mut Imported) -> Result<BTreeSet<
     out.put(
         "pfc.priorities",
         T::Array(all.iter().map(|&p| T::Integer(p as i64)).collect()),
+        "PORT_QOS_MAP.*.pfc_enable",
     );
     Ok(all)
 }
@@ -247,7 +262,7 @@ fn maps(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Imported) 
                 .ok_or_else(|| err(&path, "expected a class \"0\"..\"7\""))?;
             t.insert(d.to_string(), T::Integer(c as i64));
         }
-        out.put("switch.dscp_to_tc", T::Table(t));
+        out.put("switch.dscp_to_tc", T::Table(t), format!("DSCP_TO_TC_MAP.{name}"));
     }
     Ok(())
 }
@@ -282,7 +297,7 @@ fn buffers(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Importe
     {
         let path = format!("BUFFER_POOL.{name}");
         if let Some(size) = int(pool, &path, "size", 0..=i64::MAX)? {
-            out.put("switch.buffer", T::String(format!("{size}B")));
+            out.put("switch.buffer", T::String(format!("{size}B")), format!("{path}.size"));
         }
         if pools.len() > 1 {
             out.warn(format!("BUFFER_POOL: the model has one shared pool per buffer slice, sized by {name}; the other pools are not separate"));
@@ -302,14 +317,18 @@ fn buffers(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Importe
                 .map(|s| (p, s))
         })
         .collect();
-    let mut pg: Vec<(String, String, String)> = Vec::new(); // (port, profile, path)
+    // (port, index into `entries`): a key may list thousands of ports, each points at its
+    // entry's (profile, path) rather than copying them.
+    let mut pg: Vec<(&str, usize)> = Vec::new();
+    let mut entries: Vec<(String, String)> = Vec::new();
     let mut lossy_pgs = 0;
     for (key, o) in table(root, "BUFFER_PG")? {
         let path = format!("BUFFER_PG.{key}");
         let (ports, pgs) = port_key(&path, key, 15)?;
         if pgs.iter().any(|p| lossless.contains(p)) {
             if let Some(name) = profile(&path, o)? {
-                pg.extend(ports.into_iter().map(|p| (p, name.clone(), path.clone())));
+                pg.extend(ports.into_iter().map(|p| (p, entries.len())));
+                entries.push((name, path));
             }
         } else if pgs.iter().any(|&p| p < 8) {
             lossy_pgs += 1;
@@ -318,7 +337,7 @@ fn buffers(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Importe
     if lossy_pgs > 0 {
         out.warn(format!("BUFFER_PG: {lossy_pgs} lossy ingress PG entries: their limits are not modelled (lossy traffic is limited at its egress queue)"));
     }
-    let mut names: Vec<&str> = pg.iter().map(|(_, n, _)| n.as_str()).collect();
+    let mut names: Vec<&str> = entries.iter().map(|(n, _)| n.as_str()).collect();
     names.sort_unstable();
     names.dedup();
     if let Some(first) = names.first() {
@@ -340,13 +359,17 @@ fn buffers(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Importe
             Ok(v)
         };
         if let Some(th) = one("dynamic_th", -8..=7)? {
-            out.put("switch.pg_alpha", T::Integer(th));
+            out.put("switch.pg_alpha", T::Integer(th), format!("{}.dynamic_th", at(first)));
         }
         if let Some(th) = one("static_th", 0..=i64::MAX)? {
-            out.put("pfc.xoff", T::String(format!("{th}B")));
+            out.put("pfc.xoff", T::String(format!("{th}B")), format!("{}.static_th", at(first)));
         }
         if let Some(off) = one("xon_offset", 0..=i64::MAX)? {
-            out.put("pfc.xon_offset", T::String(format!("{off}B")));
+            out.put(
+                "pfc.xon_offset",
+                T::String(format!("{off}B")),
+                format!("{}.xon_offset", at(first)),
+            );
         } else if fields(first, "xon", 0..=i64::MAX)?.is_some_and(|x| x > 0) {
             out.warn(format!(
                 "{}.xon: an absolute XON level is not modelled (XON follows pfc.xon_offset below XOFF)",
@@ -362,17 +385,18 @@ fn buffers(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Importe
         let mut by_cable: BTreeMap<String, BTreeSet<i64>> = BTreeMap::new();
         let mut xoffs = BTreeSet::new();
         let mut unknown_speed: Option<(String, String)> = None;
-        for (port, name, path) in &pg {
+        for &(port, entry) in &pg {
+            let (name, path) = &entries[entry];
             let Some(xoff) = fields(name, "xoff", 0..=i64::MAX)? else {
                 continue;
             };
             xoffs.insert(xoff);
-            let Some(speed) = speeds.get(port.as_str()).copied().or_else(|| profile_speed(name)) else {
-                unknown_speed.get_or_insert((path.clone(), port.clone()));
+            let Some(speed) = speeds.get(port).copied().or_else(|| profile_speed(name)) else {
+                unknown_speed.get_or_insert((path.clone(), port.to_string()));
                 continue;
             };
             by_speed.entry(format!("{speed}Mbps")).or_default().insert(xoff);
-            if let Some(c) = cables.get(port.as_str()) {
+            if let Some(c) = cables.get(port) {
                 by_cable
                     .entry(format!("{speed}Mbps/{c}"))
                     .or_default()
@@ -389,7 +413,11 @@ fn buffers(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Importe
         };
         match xoffs.len() {
             0 => {}
-            1 => out.put("pfc.headroom", T::String(format!("{}B", xoffs.first().unwrap()))),
+            1 => out.put(
+                "pfc.headroom",
+                T::String(format!("{}B", xoffs.first().unwrap())),
+                format!("{}.xoff", at(first)),
+            ),
             _ if unknown_speed.is_some() => {
                 let (path, port) = unknown_speed.unwrap();
                 return Err(err(
@@ -399,9 +427,17 @@ fn buffers(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Importe
                     ),
                 ));
             }
-            _ if single(&by_speed) => out.put("pfc.headroom_by_rate", as_table(&by_speed)),
+            _ if single(&by_speed) => out.put(
+                "pfc.headroom_by_rate",
+                as_table(&by_speed),
+                "BUFFER_PROFILE.*.xoff (by PORT.*.speed)",
+            ),
             _ if single(&by_cable) && by_cable.values().map(|v| v.len()).sum::<usize>() > 0 => {
-                out.put("pfc.headroom_by_rate", as_table(&by_cable))
+                out.put(
+                    "pfc.headroom_by_rate",
+                    as_table(&by_cable),
+                    "BUFFER_PROFILE.*.xoff (by PORT.*.speed and CABLE_LENGTH)",
+                )
             }
             _ => {
                 return Err(err(
@@ -418,7 +454,7 @@ fn buffers(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Importe
         // Spectrum reserves size = xon + xoff as headroom; Broadcom's size is a guaranteed
         // minimum beside the headroom (SONiC's headroom-calculation HLD).
         if size > 0 && size < xon + xoff {
-            out.put("switch.pg_min", T::String(format!("{size}B")));
+            out.put("switch.pg_min", T::String(format!("{size}B")), format!("{}.size", at(first)));
         }
     }
     // The lossy egress queue profile.
@@ -440,10 +476,10 @@ fn buffers(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Importe
         let path = format!("BUFFER_PROFILE.{name}");
         let p = profiles[name.as_str()];
         if let Some(th) = int(p, &path, "dynamic_th", -8..=7)? {
-            out.put("switch.queue_alpha", T::Integer(th));
+            out.put("switch.queue_alpha", T::Integer(th), format!("{path}.dynamic_th"));
         }
         if let Some(size) = int(p, &path, "size", 0..=i64::MAX)?.filter(|&s| s > 0) {
-            out.put("switch.queue_min", T::String(format!("{size}B")));
+            out.put("switch.queue_min", T::String(format!("{size}B")), format!("{path}.size"));
         }
     }
     Ok(())
@@ -539,7 +575,7 @@ fn queues(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Imported
             t.insert("kmin".into(), T::String(format!("{min}B")));
             t.insert("kmax".into(), T::String(format!("{max}B")));
             t.insert("pmax".into(), T::Float(prob as f64 / 100.0));
-            out.put("switch.ecn", T::Table(t));
+            out.put("switch.ecn", T::Table(t), at.clone());
             if p.keys().any(|k| k.starts_with("yellow") || k.starts_with("red")) {
                 out.warn(format!(
                     "{at}: yellow and red thresholds are not modelled (no policer colours packets)"
@@ -552,7 +588,7 @@ fn queues(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Imported
             .iter()
             .map(|(q, w)| (q.to_string(), T::Integer(*w)))
             .collect();
-        out.put("switch.scheduler.dwrr", T::Table(t));
+        out.put("switch.scheduler.dwrr", T::Table(t), "SCHEDULER.*.weight");
     }
     Ok(())
 }

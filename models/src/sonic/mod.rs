@@ -15,6 +15,7 @@
 pub mod export;
 pub mod import;
 mod pfcwd;
+mod schema;
 
 pub use import::{Imported, import};
 
@@ -105,7 +106,7 @@ fn reference(s: &str) -> &str {
 }
 
 /// A `ports|index` key: its ports and the indices `lo-hi` or `i` cover.
-fn port_key(path: &str, key: &str, max: u8) -> Result<(Vec<String>, Vec<u8>), JsonError> {
+fn port_key<'k>(path: &str, key: &'k str, max: u8) -> Result<(Vec<&'k str>, Vec<u8>), JsonError> {
     let (ports, idx) = key
         .split_once('|')
         .ok_or_else(|| err(path, format!("expected <port>|<index>, got {key:?}")))?;
@@ -125,7 +126,7 @@ fn port_key(path: &str, key: &str, max: u8) -> Result<(Vec<String>, Vec<u8>), Js
         }
         None => vec![parse(idx)?],
     };
-    Ok((ports.split(',').map(str::to_string).collect(), range))
+    Ok((ports.split(',').collect(), range))
 }
 
 /// `"3,4"` as priorities.

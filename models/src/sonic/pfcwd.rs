@@ -32,19 +32,23 @@ pub(super) fn import(root: &Map<String, Value>, out: &mut Imported) -> Result<()
         actions.insert(action);
     }
     if let Some(ms) = times.first() {
-        out.put("pfc.watchdog", T::String(format!("{ms}ms")));
+        out.put("pfc.watchdog", T::String(format!("{ms}ms")), "PFC_WD.*.detection_time");
         if times.len() > 1 {
             out.warn("PFC_WD: ports detect after different times; the model takes the shortest");
         }
     }
     if let Some(ms) = restores.first() {
-        out.put("pfc.watchdog_restore", T::String(format!("{ms}ms")));
+        out.put(
+            "pfc.watchdog_restore",
+            T::String(format!("{ms}ms")),
+            "PFC_WD.*.restoration_time",
+        );
         if restores.len() > 1 {
             out.warn("PFC_WD: ports restore after different times; the model takes the shortest");
         }
     }
     if let Some(a) = actions.first() {
-        out.put("pfc.watchdog_action", T::String(a.clone()));
+        out.put("pfc.watchdog_action", T::String(a.clone()), "PFC_WD.*.action");
         if actions.len() > 1 {
             out.warn(format!(
                 "PFC_WD: ports act differently ({}); the model takes {a} on every port",

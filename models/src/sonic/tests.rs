@@ -229,3 +229,44 @@ fn the_scenario_runs_with_the_files_thresholds_and_its_own_keys_win() {
         Some(173_568)
     );
 }
+
+#[test]
+fn a_value_the_scenario_refuses_is_named_by_its_json_path() {
+    // A pool of 0 B passes the importer (a whole number) but not `switch.buffer`'s check: the
+    // error names the file's JSON path, not the key the import wrote it to.
+    let dir = tempfile::tempdir().unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&example("sn3700c.json")).unwrap();
+    json["BUFFER_POOL"]["ingress_lossless_pool"]["size"] = "0".into();
+    let file = dir.path().join("leaf.json");
+    std::fs::write(&file, json.to_string()).unwrap();
+    let toml = scenario_on("sn3700c.json", "100Gbps", "5m").replace(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios/sonic/sn3700c.json")
+            .display()
+            .to_string(),
+        &file.display().to_string(),
+    );
+    let e = parse(&toml, "t.toml", "t", &Overrides::default()).unwrap_err();
+    assert_eq!(
+        e.key.as_deref(),
+        Some("BUFFER_POOL.ingress_lossless_pool.size"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("leaf.json"), "{e}");
+    assert!(e.to_string().contains("switch.buffer"), "{e}");
+}
+
+#[test]
+fn a_buffer_pg_key_of_thousands_of_ports_is_read_in_linear_memory() {
+    // 30,000 ports in one key: each port once, not the key copied per port (that was
+    // 30,000 x 400 KB, more memory than the machine has).
+    let ports: Vec<String> = (0..30_000).map(|i| format!("Ethernet{i}")).collect();
+    let src = format!(
+        r#"{{"PORT_QOS_MAP": {{"Ethernet0": {{"pfc_enable": "3"}}}},
+            "BUFFER_PROFILE": {{"p": {{"xoff": "1000", "dynamic_th": "1"}}}},
+            "BUFFER_PG": {{"{}|3": {{"profile": "p"}}}}}}"#,
+        ports.join(",")
+    );
+    let s = settings(&src);
+    assert_eq!(s["pfc.headroom"], "\"1000B\"");
+}

@@ -183,11 +183,15 @@ impl SwitchConfig {
             ));
         }
         let buffer = self.buffer.map_or(p.buffer, |b| b.0);
-        if self.pg_min.0 * 8 > buffer || self.queue_min.0 * 8 > buffer {
-            return Err(FieldError::new(
-                "switch.queue_min",
-                "reserved minimums exceed the buffer",
-            ));
+        // Each of a port's 8 priority groups (ingress) and 8 queues (egress) reserves its
+        // minimum: 8 of either alone must fit in the buffer.
+        for (key, min) in [("switch.pg_min", self.pg_min), ("switch.queue_min", self.queue_min)] {
+            if min.0 * 8 > buffer {
+                return Err(FieldError::new(
+                    key,
+                    format!("8 x {min} reserved (one per priority) is more than the {buffer} B buffer"),
+                ));
+            }
         }
         if let Some(t) = &self.trim {
             t.validate()?;

@@ -97,7 +97,7 @@ pub fn build(
                 ));
             }
             let path = dir.join(f);
-            let text = std::fs::read_to_string(&path).map_err(|e| {
+            let text = crate::input::read_text(&path, crate::input::MAX_TOPOLOGY).map_err(|e| {
                 FieldError::new("topology.file", format!("cannot read {}: {e}", path.display()))
             })?;
             let (n, l, lines) = parse_edge_list(&text).map_err(|(line, m)| {

@@ -19,10 +19,15 @@ use crate::error::FieldError;
 use sim_core::{BitRate, Duration};
 use std::path::Path;
 
+/// Largest count a `.topo` may give (`Nodes`, `Radix_*`, `Podsize`, `Bundle`,
+/// `Oversubscribed`): far above any switch radix or fabric, and small enough that the
+/// products the checks below form stay exact in 64 bits.
+const MAX_COUNT: u64 = 1 << 24;
+
 #[derive(Debug, Default, Clone, Copy)]
 struct Tier {
-    speed_gbps: u64,
-    latency_ns: u64,
+    speed: Option<BitRate>,
+    latency: Option<Duration>,
     down: u64,
     up: u64,
     bundle: u64,
@@ -32,7 +37,7 @@ struct Tier {
 /// Build the fabric `file` (relative to `dir`) describes.
 pub fn build(t: &mut Topology, file: &str, dir: &Path) -> Result<(), FieldError> {
     let path = dir.join(file);
-    let text = std::fs::read_to_string(&path)
+    let text = crate::input::read_text(&path, crate::input::MAX_TOPOLOGY)
         .map_err(|e| FieldError::new("topology.file", format!("cannot read {}: {e}", path.display())))?;
     let err =
         |line: usize, m: String| FieldError::new("topology.file", format!("{}:{line}: {m}", path.display()));
@@ -51,13 +56,27 @@ pub fn build(t: &mut Topology, file: &str, dir: &Path) -> Result<(), FieldError>
         let n: u64 = value
             .parse()
             .map_err(|_| err(line, format!("{key}: expected a whole number, got {value}")))?;
+        // Speeds and latencies go through the scenario schema's own parsers, so they meet
+        // the same limits (100 Tb/s, 10^6 s) with the same checked arithmetic.
+        let speed = || {
+            BitRate::parse(&format!("{n}Gbps")).map_err(|e| err(line, format!("{key} {value}: {e}")))
+        };
+        let latency = || {
+            Duration::parse(&format!("{n}ns")).map_err(|e| err(line, format!("{key} {value}: {e}")))
+        };
+        let count = || {
+            if n > MAX_COUNT {
+                return Err(err(line, format!("{key} {value}: at most {MAX_COUNT}")));
+            }
+            Ok(n)
+        };
         let tier = |current: Option<usize>| {
             current.ok_or_else(|| err(line, format!("{key} outside a `Tier N` section")))
         };
         match *key {
-            "Nodes" => nodes = Some(n),
-            "Tiers" => tiers_n = Some(n),
-            "Podsize" => podsize = Some(n),
+            "Nodes" => nodes = Some(count()?),
+            "Tiers" => tiers_n = Some(count()?),
+            "Podsize" => podsize = Some(count()?),
             "Tier" => {
                 if n as usize != tiers.len() || n > 2 {
                     return Err(err(
@@ -71,12 +90,12 @@ pub fn build(t: &mut Topology, file: &str, dir: &Path) -> Result<(), FieldError>
                 });
                 current = Some(n as usize);
             }
-            "Downlink_speed_Gbps" => tiers[tier(current)?].speed_gbps = n,
-            "Downlink_Latency_ns" => tiers[tier(current)?].latency_ns = n,
-            "Radix_Down" => tiers[tier(current)?].down = n,
-            "Radix_Up" => tiers[tier(current)?].up = n,
-            "Bundle" => tiers[tier(current)?].bundle = n,
-            "Oversubscribed" => tiers[tier(current)?].oversub = Some(n),
+            "Downlink_speed_Gbps" => tiers[tier(current)?].speed = (n > 0).then(speed).transpose()?,
+            "Downlink_Latency_ns" => tiers[tier(current)?].latency = (n > 0).then(latency).transpose()?,
+            "Radix_Down" => tiers[tier(current)?].down = count()?,
+            "Radix_Up" => tiers[tier(current)?].up = count()?,
+            "Bundle" => tiers[tier(current)?].bundle = count()?,
+            "Oversubscribed" => tiers[tier(current)?].oversub = Some(count()?),
             "Switch_Latency_ns" => {
                 tier(current)?;
                 if n != 0 {
@@ -107,8 +126,8 @@ pub fn build(t: &mut Topology, file: &str, dir: &Path) -> Result<(), FieldError>
     }
     let shape = |m: String| FieldError::new("topology.file", format!("{}: {m}", path.display()));
     for (i, x) in tiers.iter().enumerate() {
-        if x.speed_gbps == 0
-            || x.latency_ns == 0
+        if x.speed.is_none()
+            || x.latency.is_none()
             || x.down == 0
             || x.bundle == 0
             || (i + 1 < tiers.len() && x.up == 0)
@@ -126,8 +145,8 @@ pub fn build(t: &mut Topology, file: &str, dir: &Path) -> Result<(), FieldError>
         }
     }
     let link = |x: &Tier| LinkConfig {
-        rate: BitRate::gbps(x.speed_gbps),
-        delay: Some(Duration::from_ns(x.latency_ns)),
+        rate: x.speed.unwrap_or(BitRate::gbps(1)),
+        delay: x.latency,
         cable: None,
         loss: 0.0,
         ber: 0.0,
