@@ -27,7 +27,7 @@ pub fn write(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetry]) -> 
             w.into_inner().map_err(|e| e.into_error())?.sync_all().ok();
             std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
             if c.cut > 0 {
-                eprintln!(
+                errln!(
                     "capture {}: kept the first {} frames; {} more matched (raise max_packets)",
                     path.file_name().unwrap_or_default().to_string_lossy(),
                     c.records.len(),

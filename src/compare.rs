@@ -21,7 +21,7 @@ pub fn markdown(title: &str, rows: &[Row]) -> String {
     for r in rows {
         let _ = writeln!(
             s,
-            "| {} | {}/{} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} | {} | {} |",
+            "| {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.name,
             r.completed,
             r.total,
@@ -30,7 +30,7 @@ pub fn markdown(title: &str, rows: &[Row]) -> String {
             cell(r.fct_max_us, 3),
             cell(r.slowdown_p50, 4),
             cell(r.slowdown_p99, 4),
-            r.goodput_gbps,
+            cell(r.goodput_gbps, 3),
             r.drops,
             r.trimmed,
             r.pauses,
@@ -127,19 +127,26 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
         let path = d.join("summary.json");
         let text = models::input::read_text(&path, models::input::MAX_DATA)
             .map_err(|e| crate::exit::BadInput::new(format!("{}: cannot read it: {e}", path.display())))?;
-        let v: Value = serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+        let bad = |e: &dyn std::fmt::Display| {
+            crate::exit::BadInput::new(format!(
+                "{}: not the summary.json of a `sim run`: {e}",
+                path.display()
+            ))
+        };
+        let v: Value = serde_json::from_str(&text).map_err(|e| bad(&e))?;
         let label = d
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| d.display().to_string());
-        all.extend(crate::metrics::rows(&v, Some(&label))?);
+        all.extend(crate::metrics::rows(&v, Some(&label)).map_err(|e| bad(&format!("{e:#}")))?);
         names.push(label);
     }
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("results/compare"));
-    let staging = Staging::prepare(&out, Kind::Compare)?;
+    let inputs: Vec<&Path> = args.dirs.iter().map(PathBuf::as_path).collect();
+    let staging = Staging::prepare(&out, Kind::Compare, &inputs)?;
     write(
         staging.dir(),
         &format!("{} compared", names.join(" vs ")),
@@ -152,6 +159,6 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
             out.display()
         )
     })?;
-    println!("comparison: {}", out.display());
+    outln!("comparison: {}", out.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -3,6 +3,8 @@
 //! `main -> run() -> Result<ExitCode>`: a bad scenario or flag prints its cause and exits 2;
 //! the other exit codes are in `exit.rs`. Never a panic on input.
 
+#[macro_use]
+mod console;
 #[cfg(target_os = "linux")]
 mod alloc;
 mod captures;
@@ -64,14 +66,14 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             if let Some(se) = e.downcast_ref::<models::ScenarioError>() {
-                eprintln!("error: {se}");
+                errln!("error: {se}");
                 return ExitCode::from(exit::BAD_INPUT);
             }
             if e.downcast_ref::<exit::BadInput>().is_some() {
-                eprintln!("error: {e:#}");
+                errln!("error: {e:#}");
                 return ExitCode::from(exit::BAD_INPUT);
             }
-            eprintln!("error: {e:#}");
+            errln!("error: {e:#}");
             ExitCode::FAILURE
         }
     }

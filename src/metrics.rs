@@ -16,7 +16,8 @@ pub struct Row {
     pub fct_max_us: Option<f64>,
     pub slowdown_p50: Option<f64>,
     pub slowdown_p99: Option<f64>,
-    pub goodput_gbps: f64,
+    /// None when no flow completed.
+    pub goodput_gbps: Option<f64>,
     pub drops: u64,
     pub trimmed: u64,
     pub pauses: u64,
@@ -56,7 +57,7 @@ impl Row {
         match i {
             0 => self.fct_p50_us,
             1 => self.fct_p99_us,
-            2 => Some(self.goodput_gbps),
+            2 => self.goodput_gbps,
             3 => Some(self.drops as f64),
             4 => Some(self.pauses as f64),
             5 => Some(self.trimmed as f64),
@@ -76,7 +77,6 @@ pub fn rows(summary: &Value, prefix: Option<&str>) -> Result<Vec<Row>> {
         .as_array()
         .context("summary.json has no `variants` array")?;
     let opt = |v: &Value, k: &str| v.pointer(k).and_then(Value::as_f64);
-    let f = |v: &Value, k: &str| opt(v, k).unwrap_or(0.0);
     let u = |v: &Value, k: &str| v.pointer(k).and_then(Value::as_u64).unwrap_or(0);
     Ok(variants
         .iter()
@@ -92,7 +92,7 @@ pub fn rows(summary: &Value, prefix: Option<&str>) -> Result<Vec<Row>> {
             fct_max_us: opt(v, "/fct_ns/max").map(|x| x / 1e3),
             slowdown_p50: opt(v, "/slowdown/p50"),
             slowdown_p99: opt(v, "/slowdown/p99"),
-            goodput_gbps: f(v, "/goodput_gbps"),
+            goodput_gbps: opt(v, "/goodput_gbps"),
             drops: u(v, "/drops"),
             trimmed: u(v, "/trimmed"),
             pauses: u(v, "/pfc_pause_frames"),

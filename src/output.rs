@@ -82,7 +82,11 @@ pub fn write_results(
         &dir.join("summary.json"),
         serde_json::to_string_pretty(&summary_json)?.as_bytes(),
     )?;
-    let title = format!("{} (seed {})", scenario.name, scenario.seed);
+    let title = format!(
+        "{} (seed {})",
+        crate::console::short(&scenario.name),
+        scenario.seed
+    );
     let run = crate::plots::Run {
         title: title.clone(),
         scenario,
@@ -283,7 +287,7 @@ pub fn human_ns(ns: impl Into<Option<f64>>) -> String {
 fn aligned(rows: &[Vec<String>]) -> Vec<String> {
     let cols = rows.first().map_or(0, Vec::len);
     let widths: Vec<usize> = (0..cols)
-        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
     rows.iter()
         .map(|r| {
@@ -321,8 +325,8 @@ fn print_jobs(reports: &[VariantReport]) {
     for r in reports {
         for j in &r.summary.jobs {
             table.push(vec![
-                j.name.clone(),
-                r.summary.name.clone(),
+                crate::console::short(&j.name).into_owned(),
+                crate::console::short(&r.summary.name).into_owned(),
                 j.op.to_string(),
                 j.algorithm.to_string(),
                 j.ranks.to_string(),
@@ -335,9 +339,9 @@ fn print_jobs(reports: &[VariantReport]) {
         }
     }
     if table.len() > 1 {
-        println!();
+        outln!();
         for l in aligned(&table) {
-            println!("{l}");
+            outln!("{l}");
         }
     }
 }
@@ -366,9 +370,9 @@ fn human_bytes(b: u64) -> String {
 }
 
 pub fn print_table(scenario: &Scenario, reports: &[VariantReport]) {
-    println!(
+    outln!(
         "{} (seed {}, {} hosts, {} flows)",
-        scenario.name,
+        crate::console::short(&scenario.name),
         scenario.seed,
         scenario.topology.hosts.len(),
         scenario.flows.len()
@@ -391,12 +395,12 @@ pub fn print_table(scenario: &Scenario, reports: &[VariantReport]) {
         .map(|r| {
             let s = &r.summary;
             vec![
-                s.name.clone(),
+                crate::console::short(&s.name).into_owned(),
                 format!("{}/{}", s.flows_completed, s.flows_total),
                 human_ns(s.fct_ns.p50),
                 human_ns(s.fct_ns.p99),
                 human_ns(s.fct_ns.max),
-                human_gbps(s.goodput_gbps),
+                s.goodput_gbps.map_or("-".into(), human_gbps),
                 s.drops.to_string(),
                 s.trimmed.to_string(),
                 s.pfc_pause_frames.to_string(),
@@ -408,7 +412,7 @@ pub fn print_table(scenario: &Scenario, reports: &[VariantReport]) {
     let mut table = vec![header.iter().map(|h| h.to_string()).collect()];
     table.extend(rows.iter().cloned());
     let lines = aligned(&table);
-    println!("{}", lines[0]);
+    outln!("{}", lines[0]);
     for (l, report) in lines[1..].iter().zip(reports) {
         let why = report
             .summary
@@ -416,7 +420,7 @@ pub fn print_table(scenario: &Scenario, reports: &[VariantReport]) {
             .as_ref()
             .map(|w| format!("  [{w}]"))
             .unwrap_or_default();
-        println!("{l}{why}");
+        outln!("{l}{why}");
     }
     print_jobs(reports);
     // What a user must not miss, beyond the table: deadlocks a run went on past, and storms.
@@ -424,13 +428,21 @@ pub fn print_table(scenario: &Scenario, reports: &[VariantReport]) {
         let s = &r.summary;
         for d in &s.pfc_deadlocks {
             if !s.incomplete.as_deref().is_some_and(|why| why.contains(&d.text)) {
-                println!("{}: {} (detected at {})", s.name, d.text, human_ns(d.detected_ns));
+                outln!(
+                    "{}: {} (detected at {})",
+                    crate::console::short(&s.name),
+                    d.text,
+                    human_ns(d.detected_ns)
+                );
             }
         }
         if let Some(first) = s.pfc_storm_list.first() {
-            println!(
+            outln!(
                 "{}: {} PFC storms (XOFF held longer than pfc.watchdog), the first at {} started by {}",
-                s.name, s.pfc_storms, first.port, first.started_by
+                crate::console::short(&s.name),
+                s.pfc_storms,
+                first.port,
+                first.started_by
             );
         }
     }

@@ -71,10 +71,12 @@ pub struct Staging {
 }
 
 impl Staging {
-    /// Check that `out` can take results of `kind`, clean staging left by dead processes,
-    /// and create the staging directory beside `out`. Call before doing the work.
-    pub fn prepare(out: &Path, kind: Kind) -> Result<Staging> {
+    /// Check that `out` can take results of `kind` and is none of the command's `inputs`
+    /// (files or directories it reads), clean staging left by dead processes, and create the
+    /// staging directory beside `out`. Call before doing the work.
+    pub fn prepare(out: &Path, kind: Kind, inputs: &[&Path]) -> Result<Staging> {
         let (out, parent, name) = resolve(out)?;
+        check_not_an_input(&out, inputs)?;
         fs::create_dir_all(&parent).map_err(|e| {
             BadInput::new(format!(
                 "--out {}: cannot create {}: {e}",
@@ -227,6 +229,69 @@ fn resolve(out: &Path) -> Result<(PathBuf, PathBuf, String)> {
     Ok((out, parent, name))
 }
 
+/// `results/<name>`, the default --out of a scenario or sweep named `name` (from `file`), if
+/// `name` can be a directory's name.
+pub fn default_out(file: &Path, name: &str) -> Result<PathBuf> {
+    models::scenario::names::file_name(name, models::scenario::names::MAX_FILE_NAME).map_err(|m| {
+        BadInput::new(format!(
+            "{}: `name` is the results directory's name by default, and {m}: shorten it or give --out",
+            file.display()
+        ))
+    })?;
+    Ok(PathBuf::from("results").join(name))
+}
+
+/// Refuse an `out` that is one of `inputs`, holds one (replacing it would delete it: `sim
+/// merge SH0 SH1 --out SH0` once took shard 0's points with it), or lies inside an input
+/// directory (the results would land among what the command reads).
+fn check_not_an_input(out: &Path, inputs: &[&Path]) -> Result<()> {
+    let out_abs = absolute(out);
+    for input in inputs {
+        let Ok(input_abs) = fs::canonicalize(input) else {
+            continue; // an input that does not exist is reported by its reader
+        };
+        let why = if input_abs == out_abs {
+            "is"
+        } else if input_abs.starts_with(&out_abs) {
+            "holds"
+        } else if out_abs.starts_with(&input_abs) {
+            "is inside"
+        } else {
+            continue;
+        };
+        return Err(BadInput::new(format!(
+            "--out {}: {why} {}, one of this command's inputs; replacing it would lose it: choose another --out",
+            out.display(),
+            input.display()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// `p` made absolute with symbolic links resolved, as far as it exists (the rest appended),
+/// so two spellings of one path compare equal.
+fn absolute(p: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut cur = p.to_path_buf();
+    loop {
+        if let Ok(c) = fs::canonicalize(&cur) {
+            return rest.iter().rev().fold(c, |acc: PathBuf, n| acc.join(n));
+        }
+        match (cur.file_name().map(|n| n.to_os_string()), cur.parent()) {
+            (Some(n), Some(parent)) => {
+                rest.push(n);
+                cur = if parent.as_os_str().is_empty() {
+                    PathBuf::from(".")
+                } else {
+                    parent.to_path_buf()
+                };
+            }
+            _ => return p.to_path_buf(),
+        }
+    }
+}
+
 /// Refuse `out` unless it is absent, empty, or a results directory of `kind` this tool wrote
 /// holding nothing but what its marker lists.
 fn check_replaceable(out: &Path, kind: Kind) -> Result<()> {
@@ -329,7 +394,7 @@ fn clean_stale(parent: &Path, name: &str, out: &Path) {
     stale.sort_by_key(|(_, set_aside)| !set_aside);
     for (p, set_aside) in stale {
         if set_aside && !out.exists() && fs::rename(&p, out).is_ok() {
-            eprintln!(
+            errln!(
                 "recovered {}: the earlier results, set aside by a run that was killed",
                 out.display()
             );
@@ -400,7 +465,7 @@ mod tests {
     }
 
     fn stage(out: &Path, kind: Kind, files: &[(&str, &str)]) -> Result<()> {
-        let s = Staging::prepare(out, kind)?;
+        let s = Staging::prepare(out, kind, &[])?;
         for (name, text) in files {
             let p = s.dir().join(name);
             fs::create_dir_all(p.parent().unwrap())?;
@@ -446,7 +511,7 @@ mod tests {
         fs::create_dir(&out).unwrap();
         fs::write(out.join("summary.json"), "{}").unwrap();
         fs::write(out.join("thesis.tex"), "precious").unwrap();
-        let e = Staging::prepare(&out, Kind::Run).err().unwrap();
+        let e = Staging::prepare(&out, Kind::Run, &[]).err().unwrap();
         assert!(e.to_string().contains("marker"), "{e}");
         assert_eq!(fs::read_to_string(out.join("thesis.tex")).unwrap(), "precious");
     }
@@ -464,9 +529,43 @@ mod tests {
     #[test]
     fn paths_without_a_name_of_their_own_are_refused() {
         for p in [".", "..", "/", "a/.."] {
-            let e = Staging::prepare(Path::new(p), Kind::Run).err().unwrap();
+            let e = Staging::prepare(Path::new(p), Kind::Run, &[]).err().unwrap();
             assert!(e.downcast_ref::<BadInput>().is_some(), "{p}: {e}");
         }
+    }
+
+    #[test]
+    fn an_out_that_is_holds_or_sits_in_an_input_is_refused_and_the_input_kept() {
+        let t = tmp();
+        let shard = t.path().join("sh0");
+        stage(
+            &shard,
+            Kind::Sweep,
+            &[("points/00000/summary.json", "1"), ("sweep.json", "{}")],
+        )
+        .unwrap();
+        let spelled = t.path().join("x/../sh0");
+        fs::create_dir(t.path().join("x")).unwrap();
+        for (out, words) in [
+            (shard.clone(), "is"),
+            (spelled, "is"),
+            (t.path().to_path_buf(), "holds"),
+            (shard.join("merged"), "is inside"),
+        ] {
+            let e = Staging::prepare(&out, Kind::Sweep, &[&shard]).err().unwrap();
+            assert!(e.downcast_ref::<BadInput>().is_some(), "{e}");
+            let msg = e.to_string();
+            assert!(
+                msg.contains(&format!(": {words} ")) && msg.contains("sh0"),
+                "{msg}"
+            );
+        }
+        assert!(
+            shard.join("points/00000/summary.json").exists(),
+            "the input was kept"
+        );
+        // A sibling is fine.
+        Staging::prepare(&t.path().join("merged"), Kind::Sweep, &[&shard]).unwrap();
     }
 
     #[test]
@@ -484,7 +583,7 @@ mod tests {
         let dead = t.path().join(".r.writing-4000001");
         fs::create_dir(&dead).unwrap();
         fs::write(dead.join(MARKER), "{}").unwrap();
-        let s = Staging::prepare(&out, Kind::Run);
+        let s = Staging::prepare(&out, Kind::Run, &[]);
         // The set-aside results came back, marker-less (an earlier version's): refused, kept.
         assert!(s.is_err());
         assert_eq!(fs::read_to_string(out.join("summary.json")).unwrap(), "earlier");
@@ -495,12 +594,12 @@ mod tests {
     fn staging_held_by_a_live_process_is_left_alone() {
         let t = tmp();
         let out = t.path().join("r");
-        let live = Staging::prepare(&out, Kind::Run).unwrap();
+        let live = Staging::prepare(&out, Kind::Run, &[]).unwrap();
         // A second command for the same --out, while the first writes (its own PID differs
         // in real life; here the lock is what tells).
         let other = t.path().join(".r.writing-1");
         fs::rename(live.dir(), &other).unwrap();
-        let s2 = Staging::prepare(&out, Kind::Run).unwrap();
+        let s2 = Staging::prepare(&out, Kind::Run, &[]).unwrap();
         assert!(other.exists(), "a live staging was removed");
         drop(s2);
         drop(live);

@@ -6,8 +6,9 @@ use crate::results_dir::{Kind, Staging};
 use crate::watchdog::{Phase, Watchdog};
 use anyhow::{Context, Result};
 use clap::Args;
+use models::report::Ending;
 use models::{Overrides, VariantReport};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,7 +51,7 @@ pub fn run(args: &RunArgs, started: Instant) -> Result<ExitCode> {
         if flag.swap(true, Ordering::SeqCst) {
             std::process::exit(130);
         }
-        eprintln!("\ninterrupted: writing the results so far (Ctrl-C again quits at once)");
+        errln!("\ninterrupted: writing the results so far (Ctrl-C again quits at once)");
     });
     let ov = Overrides {
         set: args.set.clone(),
@@ -72,7 +73,7 @@ pub fn run(args: &RunArgs, started: Instant) -> Result<ExitCode> {
         for (key, s) in files {
             for w in &s.imported.warnings {
                 if said.insert((s.file.clone(), w.clone())) {
-                    eprintln!("warning: {key} {}: {w}", s.file);
+                    errln!("warning: {key} {}: {w}", s.file);
                 }
             }
         }
@@ -89,12 +90,14 @@ pub fn run(args: &RunArgs, started: Instant) -> Result<ExitCode> {
         }
         scenario.variants.retain(|v| args.variants.contains(&v.name));
     }
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("results").join(&scenario.name));
+    let out = match &args.out {
+        Some(o) => o.clone(),
+        None => crate::results_dir::default_out(&args.file, &scenario.name)?,
+    };
     // Before any work: an --out that cannot take the results fails now, not after the run.
-    let staging = Staging::prepare(&out, Kind::Run)?;
+    let inputs = input_files(&args.file, &scenario);
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    let staging = Staging::prepare(&out, Kind::Run, &inputs)?;
     let watchdog = Watchdog::arm(
         started,
         crate::runner::max_wall(&scenario),
@@ -107,7 +110,7 @@ pub fn run(args: &RunArgs, started: Instant) -> Result<ExitCode> {
         ov.max_memory.as_ref().map(|m| m.0),
     );
     if let Some(why) = lowered {
-        eprintln!("note: {why}");
+        errln!("note: {why}");
     }
     let (reports, telemetry, cut) =
         crate::runner::simulate(&scenario, args.quiet, jobs, &stop, Some(&watchdog));
@@ -135,42 +138,60 @@ pub fn run(args: &RunArgs, started: Instant) -> Result<ExitCode> {
             )
         })?;
     drop(watchdog);
-    println!("results: {}", out.display());
+    outln!("results: {}", out.display());
     for n in &cut.variants_not_run {
-        eprintln!(
+        errln!(
             "{}: variant {n} not run",
             cut.stopped.as_deref().unwrap_or("stopped")
         );
     }
-    Ok(ExitCode::from(exit_code(
-        &reports,
-        &cut,
-        stop.load(Ordering::SeqCst),
-    )))
+    if stop.load(Ordering::SeqCst) && cut.stopped.is_none() {
+        errln!("the Ctrl-C came after the last variant finished: the results are complete");
+    }
+    Ok(ExitCode::from(exit_code(&reports, &cut)))
+}
+
+/// The files a run reads: the scenario and the SONiC files its variants import (an --out
+/// that is or holds one is refused).
+fn input_files(file: &Path, scenario: &models::Scenario) -> Vec<PathBuf> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let mut files = vec![file.to_path_buf()];
+    for v in &scenario.variants {
+        let tiers = v.tiers.iter().filter_map(|t| t.sonic.as_ref());
+        files.extend(v.sonic.iter().chain(tiers).map(|s| dir.join(&s.file)));
+    }
+    files.sort();
+    files.dedup();
+    files
 }
 
 /// The exit code of a run: the worst of what happened, in the order of `exit.rs`'s table
-/// from the bottom (a violated invariant outranks a deadlock, which outranks a limit).
-fn exit_code(reports: &[VariantReport], cut: &Cut, interrupted: bool) -> u8 {
+/// from the bottom (a violated invariant outranks an interruption, which outranks a
+/// deadlock, a limit, and flows left unfinished).
+fn exit_code(reports: &[VariantReport], cut: &Cut) -> u8 {
     let mut code = 0;
     for r in reports {
         let s = &r.summary;
         for i in s.invariants.iter().filter(|i| !i.ok) {
-            eprintln!("invariant violated: {}: {}: {}", s.name, i.name, i.detail);
+            errln!("invariant violated: {}: {}: {}", s.name, i.name, i.detail);
             code = exit::INVARIANT_VIOLATED;
         }
     }
     if code != 0 {
         return code;
     }
-    if interrupted {
+    let any = |e: Ending| reports.iter().any(|r| r.summary.ending == e);
+    if any(Ending::Interrupted) || cut.stopped.as_deref().is_some_and(|s| s.contains("Ctrl-C")) {
         return exit::INTERRUPTED;
     }
-    if reports.iter().any(|r| !r.summary.pfc_deadlocks.is_empty()) {
+    if any(Ending::Deadlock) || reports.iter().any(|r| !r.summary.pfc_deadlocks.is_empty()) {
         return exit::DEADLOCK;
     }
-    if cut.stopped.is_some() || reports.iter().any(|r| r.summary.incomplete.is_some()) {
+    if cut.stopped.is_some() || any(Ending::Limit) {
         return exit::LIMIT;
+    }
+    if any(Ending::Unfinished) {
+        return exit::UNFINISHED;
     }
     0
 }

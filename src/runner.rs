@@ -162,15 +162,21 @@ pub fn simulate(
         });
     }
     let mut cut = cut.into_inner().expect("threads joined");
-    if stop.load(Ordering::Relaxed) && cut.stopped.is_none() {
-        cut.stopped = Some("interrupted (Ctrl-C)".into());
-    }
-    let (reports, telemetry) = done
+    let (reports, telemetry): (Vec<VariantReport>, Vec<Telemetry>) = done
         .into_inner()
         .expect("threads joined")
         .into_iter()
         .flatten()
         .unzip();
+    // The run was interrupted if a variant was (its own summary says so) or one was not
+    // run; a Ctrl-C that came after the last variant finished cut nothing: the results are
+    // complete, and `stopped` stays null, as the exit code does.
+    let interrupted = reports
+        .iter()
+        .any(|r| r.summary.ending == models::report::Ending::Interrupted);
+    if interrupted && cut.stopped.is_none() {
+        cut.stopped = Some("interrupted (Ctrl-C)".into());
+    }
     (reports, telemetry, cut)
 }
 

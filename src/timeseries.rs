@@ -31,7 +31,7 @@ fn rows(w: &mut impl Write, run: &Run) -> std::io::Result<()> {
     cells::row(w, &[b"variant", b"time_ns", b"series", b"key", b"value"])?;
     let mut control_value = String::new();
     for d in &run.variants {
-        let name = &cells::text(d.name())[..];
+        let name = &cells::text(&d.report.summary.name)[..];
         let s = &d.telemetry.sampler;
         // Port names once, not once per sample; numbers formatted on the stack.
         let keys: Vec<Vec<u8>> = s

@@ -64,7 +64,7 @@ impl Watchdog {
                     }
                     std::thread::park_timeout(hard.saturating_duration_since(now).max(Duration::from_millis(10)));
                 }
-                eprintln!(
+                errln!(
                     "\nerror: run.max_wall ({:.1?}) reached while {}; stopped without writing results (anything at {} is as it was)",
                     limit,
                     Phase::text(p.load(Ordering::SeqCst)),

@@ -26,6 +26,13 @@ pub struct Need {
 /// Bytes of one CSV row of each result file (a generous average of the rows we write).
 const CSV_ROW: u64 = 96;
 
+/// Bytes each flow costs for the whole run: its spec (with a collective's dependency list),
+/// its state, its bounds, and its rows of flows.csv.
+pub fn per_flow() -> u64 {
+    (size_of::<crate::workload::FlowSpec>() + 32 + size_of::<crate::nic::flow::Flow>() + 64) as u64
+        + 2 * CSV_ROW
+}
+
 /// The memory `v`, a variant of `s`, needs, by contributor, largest first.
 pub fn estimate(s: &Scenario, v: &Variant) -> Vec<Need> {
     let t = &s.topology;
@@ -67,11 +74,7 @@ pub fn estimate(s: &Scenario, v: &Variant) -> Vec<Need> {
         Need {
             what: format!("flows ({flows}: state, bounds, flows.csv)"),
             key: "workload".into(),
-            bytes: flows
-                * (size_of::<crate::workload::FlowSpec>()
-                    + size_of::<crate::nic::flow::Flow>()
-                    + 64
-                    + 2 * CSV_ROW as usize) as u64,
+            bytes: flows * per_flow(),
         },
     ];
     if v.nic.uses(crate::nic::Transport::Uet) {

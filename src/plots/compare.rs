@@ -84,8 +84,12 @@ pub fn compare(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
                     variant_color(i).filled(),
                 ))
                 .map_err(e)?;
-                cell.draw(&Text::new(r.name.clone(), (38, y), ("sans-serif", 15)))
-                    .map_err(e)?;
+                cell.draw(&Text::new(
+                    crate::console::short(&r.name).into_owned(),
+                    (38, y),
+                    ("sans-serif", 15),
+                ))
+                .map_err(e)?;
             }
         }
         Ok(())

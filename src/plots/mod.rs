@@ -100,8 +100,9 @@ pub struct VariantData<'a> {
 }
 
 impl VariantData<'_> {
-    pub fn name(&self) -> &str {
-        &self.report.summary.name
+    /// The variant's name as plots show it (cut to a length a legend can hold).
+    pub fn name(&self) -> std::borrow::Cow<'_, str> {
+        crate::console::short(&self.report.summary.name)
     }
     pub fn color(&self) -> RGBColor {
         variant_color(self.index)
@@ -221,7 +222,7 @@ pub fn all(dir: &Path, run: &Run, level: Level, quiet: bool, jobs: usize) -> Res
         }
     }
     if !skipped.is_empty() && !quiet {
-        eprintln!("plots not written, nothing to show: {}", skipped.join("; "));
+        errln!("plots not written, nothing to show: {}", skipped.join("; "));
     }
     Ok(())
 }

@@ -127,7 +127,7 @@ pub fn pfc_buffers(path: &Path, run: &Run) -> Result<Outcome> {
         |cell, d| {
             let s = &d.telemetry.sampler;
             if s.pg.is_empty() {
-                return nothing(cell, d.name(), "no PFC in this variant");
+                return nothing(cell, &d.name(), "no PFC in this variant");
             }
             let offset = d
                 .variant

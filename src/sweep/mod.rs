@@ -35,6 +35,9 @@ struct Meta {
     points: usize,
     shard: [usize; 2],
     hash: String,
+    /// Ctrl-C stopped the sweep: the rows of points not run say `interrupted`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    interrupted: bool,
 }
 
 /// FNV-1a, stable across builds (unlike std's hasher).
@@ -94,14 +97,27 @@ fn finish(dir: &Path, out: &Path, meta: &Meta, mut rows: Vec<Vec<String>>) -> Re
         serde_json::to_string_pretty(meta)?.as_bytes(),
     )?;
     plots::write(dir, &meta.name, &meta.keys, &meta.metrics, &header, &rows)?;
-    let failed = rows.iter().filter(|r| r[3 + meta.keys.len()] == "failed").count();
-    println!(
+    outln!(
         "sweep: {} rows in {}",
         rows.len(),
         out.join("sweep.csv").display()
     );
-    if failed > 0 {
-        eprintln!("{failed} rows failed; see the `error` column of sweep.csv");
+    // Rows by status, the ones that are not `ok` named for the user.
+    let mut not_ok: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for r in rows.iter().filter(|r| r[3 + meta.keys.len()] != "ok") {
+        *not_ok.entry(r[3 + meta.keys.len()].as_str()).or_default() += 1;
+    }
+    if !not_ok.is_empty() {
+        let counts: Vec<String> = not_ok.iter().map(|(s, n)| format!("{n} {s}")).collect();
+        errln!(
+            "rows not ok: {}; see the `status` and `error` columns of sweep.csv",
+            counts.join(", ")
+        );
+    }
+    if meta.interrupted {
+        return Ok(ExitCode::from(exit::INTERRUPTED));
+    }
+    if !not_ok.is_empty() {
         return Ok(ExitCode::from(exit::SWEEP_FAILURES));
     }
     Ok(ExitCode::SUCCESS)

@@ -30,6 +30,7 @@ pub fn write(
     header: &[String],
     rows: &[Vec<String>],
 ) -> Result<()> {
+    let name = &*crate::console::short(name);
     let col = |c: &str| header.iter().position(|h| h == c);
     let (Some(variant), Some(status), Some(seed), Some(point)) =
         (col("variant"), col("status"), col("seed"), col("point"))
@@ -124,7 +125,7 @@ pub fn write(
         }
     }
     if !skipped.is_empty() {
-        eprintln!("sweep plots not written, nothing to show: {}", skipped.join("; "));
+        errln!("sweep plots not written, nothing to show: {}", skipped.join("; "));
     }
     crate::files::write(&out.join("sweep_stats.csv"), &stats.into_inner()?)
 }

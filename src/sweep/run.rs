@@ -11,6 +11,8 @@ use models::Overrides;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(Args, Debug)]
 pub struct SweepArgs {
@@ -67,8 +69,28 @@ fn check(file: &Path) -> Result<Checked> {
     };
     let text = models::input::read_text(file, models::input::MAX_CONFIG)
         .map_err(|e| read_error(format!("cannot read the sweep: {e}")))?;
-    let sweep: SweepFile =
-        toml::from_str(&text).map_err(|e| read_error(format!("not a valid sweep file: {}", e.message())))?;
+    let sweep: SweepFile = toml::from_str(&text).map_err(|e| {
+        let offset = e.span().map_or(0, |s| s.start);
+        let (line, column) = models::scenario::error::line_col(&text, offset);
+        models::ScenarioError {
+            origin: models::scenario::Origin::File {
+                file: file.display().to_string(),
+                line,
+                column,
+            },
+            key: models::scenario::error::key_at(&text, offset),
+            message: format!("not a valid sweep file: {}", e.message()),
+        }
+    })?;
+    if let Some(name) = &sweep.name {
+        models::scenario::names::file_name(name, usize::MAX).map_err(|m| {
+            anyhow::Error::new(models::ScenarioError {
+                origin: models::scenario::Origin::FileOnly(file.display().to_string()),
+                key: Some("name".into()),
+                message: m,
+            })
+        })?;
+    }
     let dir = file.parent().unwrap_or(Path::new("."));
     let scenario = dir.join(&sweep.scenario);
     let base = models::load(&scenario, &Overrides::default())?;
@@ -127,19 +149,31 @@ fn check(file: &Path) -> Result<Checked> {
 
 /// `sim sweep`.
 pub fn run(args: &SweepArgs) -> Result<ExitCode> {
+    // Ctrl-C: points not started are not run, running ones stop at their next progress tick;
+    // what ran is written and marked (sweep.json `interrupted`), exit 130. A second Ctrl-C
+    // quits at once.
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(i32::from(crate::exit::INTERRUPTED));
+        }
+        errln!("\ninterrupted: writing the points done so far (Ctrl-C again quits at once)");
+    });
     let c = check(&args.file)?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("results").join(&c.name));
+    let out = match &args.out {
+        Some(o) => o.clone(),
+        None => crate::results_dir::default_out(&args.file, &c.name)?,
+    };
     let (me, of) = shard(&args.shard).map_err(|e| bad_input(&args.file, e))?;
     // An earlier sweep's directory is replaced whole (its points must not mix with these),
     // and only if sim wrote it; checked before any point runs.
-    let staging = Staging::prepare(&out, Kind::Sweep)?;
+    let staging = Staging::prepare(&out, Kind::Sweep, &[&args.file, &c.scenario])?;
     let dir = staging.dir().to_path_buf();
     std::fs::create_dir(dir.join("points")).with_context(|| format!("creating {}/points", dir.display()))?;
     let mine: Vec<&Point> = c.points.iter().filter(|p| p.index % of == me).collect();
-    let rows = run_points(&c, &mine, &dir, args)?;
+    let rows = run_points(&c, &mine, &dir, args, &stop)?;
+    let interrupted = stop.load(Ordering::SeqCst);
     let meta = Meta {
         name: c.name.clone(),
         keys: c.sweep.axis.iter().map(|a| a.key.clone()).collect(),
@@ -153,6 +187,7 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode> {
                 &c.base.hash.to_le_bytes()
             )
         ),
+        interrupted,
     };
     let code = finish(&dir, &out, &meta, rows)?;
     staging.commit().with_context(|| {
@@ -165,7 +200,13 @@ pub fn run(args: &SweepArgs) -> Result<ExitCode> {
 }
 
 /// Run `mine` on `args.jobs` threads with a progress display; their sweep.csv rows.
-fn run_points(c: &Checked, mine: &[&Point], out: &Path, args: &SweepArgs) -> Result<Vec<Vec<String>>> {
+fn run_points(
+    c: &Checked,
+    mine: &[&Point],
+    out: &Path,
+    args: &SweepArgs,
+    stop: &AtomicBool,
+) -> Result<Vec<Vec<String>>> {
     let multi = MultiProgress::with_draw_target(if args.quiet {
         ProgressDrawTarget::hidden()
     } else {
@@ -192,10 +233,13 @@ fn run_points(c: &Checked, mine: &[&Point], out: &Path, args: &SweepArgs) -> Res
     let rows: Vec<Vec<Vec<String>>> = pool.install(|| {
         mine.par_iter()
             .map(|p| {
+                if stop.load(Ordering::SeqCst) {
+                    return vec![not_run(p)];
+                }
                 let spinner = multi.add(ProgressBar::new_spinner());
                 spinner.set_message(format!("point {} {:?} seed {}", p.index, p.values, p.seed));
                 spinner.enable_steady_tick(std::time::Duration::from_millis(200));
-                let rows = run_point(&c.sweep, &c.scenario, p, out, memory.clone(), args.plots);
+                let rows = run_point(&c.sweep, &c.scenario, p, out, memory.clone(), args.plots, stop);
                 spinner.finish_and_clear();
                 overall.inc(1);
                 let n = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
@@ -221,6 +265,37 @@ fn bad_input(file: &Path, e: anyhow::Error) -> anyhow::Error {
     })
 }
 
+/// The row of a point Ctrl-C kept from running.
+fn not_run(p: &Point) -> Vec<String> {
+    let mut r = vec![p.index.to_string(), p.seed.to_string()];
+    r.extend(p.values.iter().cloned());
+    r.push(String::new());
+    r.push("interrupted".into());
+    r.extend(std::iter::repeat_n(String::new(), COLUMNS.len() - 3));
+    r.push("not run: interrupted (Ctrl-C)".into());
+    r
+}
+
+/// A variant's status in sweep.csv: `ok`; `failed` (an invariant violated); `incomplete`
+/// (flows unfinished: a limit, a sender that gave up, a dependency never met);
+/// `interrupted` (Ctrl-C).
+fn status(v: &serde_json::Value) -> (&'static str, String) {
+    let ok = v["invariants"]
+        .as_array()
+        .is_some_and(|i| i.iter().all(|x| x["ok"] == true));
+    if !ok {
+        return (
+            "failed",
+            "invariant violated (see the point's summary.json)".into(),
+        );
+    }
+    match v["incomplete"].as_str() {
+        Some(why) if why.contains("Ctrl-C") => ("interrupted", why.to_string()),
+        Some(why) => ("incomplete", why.to_string()),
+        None => ("ok", String::new()),
+    }
+}
+
 /// Run one point; its rows for sweep.csv (a `failed` row with the error if it failed).
 /// `memory`: the point's share of the machine (the default `run.max_memory`).
 fn run_point(
@@ -230,6 +305,7 @@ fn run_point(
     out: &Path,
     memory: Option<(u64, String)>,
     plots: crate::plots::Level,
+    stop: &AtomicBool,
 ) -> Vec<Vec<String>> {
     let set: Vec<String> = sweep
         .axis
@@ -253,8 +329,7 @@ fn run_point(
                 max_memory: memory,
             },
         )?;
-        let (reports, telemetry, cut) =
-            crate::runner::simulate(&sc, true, 1, &std::sync::atomic::AtomicBool::new(false), None);
+        let (reports, telemetry, cut) = crate::runner::simulate(&sc, true, 1, stop, None);
         let dir = out.join("points").join(format!("{:05}", p.index));
         std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let opts = crate::output::Options {
@@ -270,13 +345,8 @@ fn run_point(
             serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json"))?)?;
         let mut rows = Vec::new();
         for v in summary["variants"].as_array().context("no variants")? {
-            let ok = v["invariants"]
-                .as_array()
-                .is_some_and(|i| i.iter().all(|x| x["ok"] == true));
-            let mut r = head(
-                v["name"].as_str().unwrap_or("?"),
-                if ok { "ok" } else { "failed" },
-            );
+            let (status, why) = status(v);
+            let mut r = head(v["name"].as_str().unwrap_or("?"), status);
             for c in &COLUMNS[2..COLUMNS.len() - 1] {
                 let ptr = format!("/{}", c.replace('.', "/"));
                 r.push(
@@ -286,11 +356,7 @@ fn run_point(
                         .unwrap_or_default(),
                 );
             }
-            r.push(if ok {
-                String::new()
-            } else {
-                "invariant violated (see the point's summary.json)".into()
-            });
+            r.push(why);
             rows.push(r);
         }
         Ok(rows)

@@ -68,10 +68,19 @@ impl Axis {
         match (&self.values, &self.range) {
             (Some(v), None) if !v.is_empty() => Ok(v.iter().map(render).collect()),
             (None, Some(r)) if r.step > 0.0 && r.to >= r.from => {
-                let n = ((r.to - r.from) / r.step + 1e-9).floor() as usize + 1;
-                if n > 10_000 {
-                    bail!("axis[{i}].range: {n} values is too many");
+                // Counted in floating point and checked before it becomes an integer: a range
+                // to 1e300 or inf is refused, not wrapped to 0 values.
+                let count = ((r.to - r.from) / r.step + 1e-9).floor() + 1.0;
+                if !r.from.is_finite() || !r.to.is_finite() || !count.is_finite() || count > MAX_VALUES as f64
+                {
+                    bail!(
+                        "axis[{i}].range: from {} to {} in steps of {} is {count:.3e} values; an axis may have at most {MAX_VALUES}",
+                        r.from,
+                        r.to,
+                        r.step
+                    );
                 }
+                let n = count as usize;
                 // As many decimals as `from` and `step` have, so 0.1 + 2 x 0.1 reads 0.3.
                 let decimals = |x: f64| {
                     (0..=9)
@@ -90,6 +99,9 @@ impl Axis {
         }
     }
 }
+
+/// Values one axis may have.
+pub const MAX_VALUES: usize = 10_000;
 
 /// One point: its index, the axis values, the seed.
 #[derive(Debug, Clone, PartialEq)]
@@ -223,5 +235,27 @@ mod tests {
             }),
         };
         assert_eq!(b.values(0).unwrap(), vec!["0.1", "0.2", "0.3"]);
+    }
+
+    #[test]
+    fn ranges_too_long_to_count_are_refused_not_wrapped() {
+        let axis = |from: f64, to: f64, step: f64| Axis {
+            key: "k".into(),
+            values: None,
+            range: Some(Range { from, to, step }),
+        };
+        for (from, to, step) in [
+            (0.0, 1e300, 1.0),
+            (0.0, f64::INFINITY, 1.0),
+            (f64::NEG_INFINITY, 0.0, 1.0),
+            (0.0, 1.0, 1e-300),
+            (0.0, 20_000.0, 1.0),
+            (0.0, f64::NAN, 1.0),
+            (0.0, 1.0, f64::NAN),
+        ] {
+            let e = axis(from, to, step).values(0);
+            assert!(e.is_err(), "{from} {to} {step}: {e:?}");
+        }
+        assert_eq!(axis(0.0, 9_999.0, 1.0).values(0).unwrap().len(), 10_000);
     }
 }

@@ -16,6 +16,7 @@ mod fuzz;
 mod golden;
 mod hardware;
 mod hostile;
+mod hostile_cli;
 mod mixed;
 mod pfc;
 mod pfc_watchdog;

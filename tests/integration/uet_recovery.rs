@@ -148,10 +148,16 @@ fn a_sender_cut_off_for_good_gives_up_after_its_timeout_retries() {
         "{}",
         r.flows[0].status
     );
-    assert!(
-        r.summary.incomplete.is_none(),
-        "the run ends when nothing more can happen"
+    // The run ends by itself when nothing more can happen, and says why its flow did not
+    // finish (exit 7, not 0).
+    assert_eq!(r.summary.ending, models::report::Ending::Unfinished);
+    assert_eq!(
+        r.summary.incomplete.as_deref(),
+        Some(
+            "1 of 1 flows unfinished: 1 gave up after nic.rto_retries timeouts (flows.csv has each one's reason)"
+        )
     );
+    assert_eq!(r.summary.goodput_gbps, None, "nothing completed: no goodput");
     assert_eq!(r.summary.rtos, 6);
 }
 

@@ -14,7 +14,7 @@ pub(super) fn flow_records(sim: &Sim) -> Vec<FlowRecord> {
             let fct = f.finish.map(|t| (t - start).as_ns_f64());
             let status = match f.finish {
                 Some(_) => "completed".to_string(),
-                None => format!("unfinished: {}", unfinished_reason(sim, f)),
+                None => format!("unfinished: {}", unfinished_reason(sim, f).1),
             };
             FlowRecord {
                 flow_id: i as u32,
@@ -34,46 +34,89 @@ pub(super) fn flow_records(sim: &Sim) -> Vec<FlowRecord> {
         .collect()
 }
 
-fn unfinished_reason(sim: &Sim, f: &crate::nic::Flow) -> String {
+/// Why a flow did not finish, in a few words (what summary.json's `incomplete` counts) and in
+/// full (flows.csv's `status`).
+pub(super) fn unfinished_reason(sim: &Sim, f: &crate::nic::Flow) -> (&'static str, String) {
     if f.waiting > 0 {
-        return format!(
-            "never started: waiting for {} more of flows {:?} to complete",
-            f.waiting,
-            f.spec.deps.needs().1
+        return (
+            "never started, waiting for flows that never completed",
+            format!(
+                "never started: waiting for {} more of flows {:?} to complete",
+                f.waiting,
+                f.spec.deps.needs().1
+            ),
         );
     }
     if f.port.is_none() && f.spec.start > sim.totals.end_time {
         return match &sim.stopped {
-            Some(s) => format!("never started ({})", stop_text(s)),
-            None => "never started".into(),
+            Some(s) => ("never started", format!("never started ({})", stop_text(s))),
+            None => ("never started", "never started".into()),
         };
     }
     if f.port.is_none() {
-        return format!("no route from h{} to h{}", f.spec.src.0, f.spec.dst.0);
+        return (
+            "had no route",
+            format!("no route from h{} to h{}", f.spec.src.0, f.spec.dst.0),
+        );
     }
     let progress = format!("{} of {} bytes delivered", f.received_bytes, f.spec.size);
     if f.gave_up {
-        return format!(
-            "the sender gave up after {} retransmission timeouts in a row without progress (nic.rto_retries; {progress})",
-            sim.variant.nic.rto_retries + 1
+        return (
+            "gave up after nic.rto_retries timeouts",
+            format!(
+                "the sender gave up after {} retransmission timeouts in a row without progress (nic.rto_retries; {progress})",
+                sim.variant.nic.rto_retries + 1
+            ),
         );
     }
     if f.dropped_packets > 0 && sim.stopped.is_none() {
-        return format!(
-            "{} of its packets were dropped and recovery did not complete ({progress})",
-            f.dropped_packets
+        return (
+            "lost packets and did not recover",
+            format!(
+                "{} of its packets were dropped and recovery did not complete ({progress})",
+                f.dropped_packets
+            ),
         );
     }
     match &sim.stopped {
-        Some(s) => format!(
-            "in progress when the run was {s_text} ({} of {} bytes delivered)",
-            f.received_bytes,
-            f.spec.size,
-            s_text = stop_text(s)
+        Some(s) => (
+            "were in progress when the run stopped",
+            format!(
+                "in progress when the run was {s_text} ({} of {} bytes delivered)",
+                f.received_bytes,
+                f.spec.size,
+                s_text = stop_text(s)
+            ),
         ),
-        None => format!(
-            "in progress when events ran out ({} of {} bytes delivered)",
-            f.received_bytes, f.spec.size
+        None => (
+            "were in progress when events ran out",
+            format!(
+                "in progress when events ran out ({} of {} bytes delivered)",
+                f.received_bytes, f.spec.size
+            ),
         ),
     }
+}
+
+/// Why a run that was not stopped left flows unfinished, as summary.json's `incomplete`
+/// says it: `"800 of 960 flows unfinished: 800 gave up after nic.rto_retries timeouts"`.
+pub(super) fn unfinished_summary(sim: &Sim) -> Option<String> {
+    let mut counts: Vec<(&'static str, usize)> = Vec::new();
+    for f in sim.flows.iter().filter(|f| f.finish.is_none()) {
+        let (why, _) = unfinished_reason(sim, f);
+        match counts.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((why, 1)),
+        }
+    }
+    if counts.is_empty() {
+        return None;
+    }
+    let n: usize = counts.iter().map(|(_, n)| n).sum();
+    let parts: Vec<String> = counts.iter().map(|(w, c)| format!("{c} {w}")).collect();
+    Some(format!(
+        "{n} of {} flows unfinished: {} (flows.csv has each one's reason)",
+        sim.flows.len(),
+        parts.join(", ")
+    ))
 }

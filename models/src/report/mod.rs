@@ -116,8 +116,9 @@ pub struct VariantSummary {
     /// Completion at the sender (its last ACK arrived).
     pub sender_fct_ns: Quantiles,
     pub slowdown: Slowdown,
-    /// Payload bytes delivered, over the span from the first flow start to the last delivery.
-    pub goodput_gbps: f64,
+    /// Payload bytes delivered, over the span from the first flow start to the last
+    /// completion; null when no flow completed (no span to measure it over).
+    pub goodput_gbps: Option<f64>,
     pub drops: u64,
     /// Drops by reason (`lossy_buffer_full`, `headroom_exceeded`, `no_route`, `link_error`).
     pub drops_by_reason: std::collections::BTreeMap<&'static str, u64>,
@@ -153,8 +154,13 @@ pub struct VariantSummary {
     pub packet_hops_per_second: f64,
     /// Simulated seconds per wall-clock second (above 1: faster than the real fabric).
     pub simulated_per_wall: f64,
-    /// Why the run stopped early, if it did.
+    /// Why the run stopped early, or why flows were left unfinished though it was not
+    /// stopped (a sender gave up, a flow waits for one that never completes); null when
+    /// every flow completed.
     pub incomplete: Option<String>,
+    /// How the run ended, for the exit code (`incomplete` says it in words).
+    #[serde(skip)]
+    pub ending: Ending,
     /// PFC storms (all), the first of them with where they started, and deadlocks found.
     pub pfc_storms: u64,
     pub pfc_storm_list: Vec<StormRecord>,
@@ -169,6 +175,35 @@ pub struct VariantSummary {
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub sonic_tiers: std::collections::BTreeMap<String, SonicRecord>,
     pub invariants: Vec<Invariant>,
+}
+
+/// How a variant's run ended: what decides `sim run`'s exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Ending {
+    /// Every flow completed.
+    #[default]
+    Complete,
+    /// Stopped by `run.max_time`, `run.max_events` or `run.max_wall`.
+    Limit,
+    /// Stopped by a PFC deadlock (`pfc.on_deadlock = "stop"`).
+    Deadlock,
+    /// Stopped by Ctrl-C.
+    Interrupted,
+    /// Not stopped, but flows were left unfinished (a sender gave up, a dependency that
+    /// never completes, no route, events ran out).
+    Unfinished,
+}
+
+impl Ending {
+    fn of(sim: &Sim) -> Ending {
+        match &sim.stopped {
+            Some(StopReason::MaxTime(_) | StopReason::MaxEvents(_) | StopReason::MaxWall(_)) => Ending::Limit,
+            Some(StopReason::PfcDeadlock(_)) => Ending::Deadlock,
+            Some(StopReason::Interrupted) => Ending::Interrupted,
+            None if sim.flows.iter().any(|f| f.finish.is_none()) => Ending::Unfinished,
+            None => Ending::Complete,
+        }
+    }
 }
 
 /// What `switch.sonic` set: each key and value (as TOML writes it), the keys the scenario
@@ -259,7 +294,7 @@ impl VariantReport {
                 p50: percentile(&slow, 0.5),
                 p99: percentile(&slow, 0.99),
             },
-            goodput_gbps: goodput_gbps(sim),
+            goodput_gbps: (!fcts.is_empty()).then(|| goodput_gbps(sim)),
             drops: t.dropped_packets,
             drops_by_reason: DropReason::ALL
                 .iter()
@@ -284,7 +319,12 @@ impl VariantReport {
             events_per_second: per_sec(t.events),
             packet_hops_per_second: per_sec(t.packet_hops),
             simulated_per_wall: ns(t.end_time) * 1e-9 / wall_seconds.max(1e-9),
-            incomplete: sim.stopped.as_ref().map(stop_text),
+            incomplete: sim
+                .stopped
+                .as_ref()
+                .map(stop_text)
+                .or_else(|| flows::unfinished_summary(sim)),
+            ending: Ending::of(sim),
             pfc_storms: sim.watch.storms_total,
             pfc_storm_list,
             pfc_deadlocks,

@@ -143,12 +143,21 @@ pub fn key_at(src: &str, offset: usize) -> Option<String> {
         .find(|l| l.starts_with('[') && !l.contains('='))
     {
         let array = h.starts_with("[[");
-        let name = h.trim_start_matches('[').split(']').next().unwrap_or("").trim().to_string();
+        let name = h
+            .trim_start_matches('[')
+            .split(']')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string();
         header = if array {
             let n = above
                 .lines()
                 .map(str::trim)
-                .filter(|l| l.starts_with("[[") && l.trim_start_matches('[').split(']').next().map(str::trim) == Some(&name))
+                .filter(|l| {
+                    l.starts_with("[[")
+                        && l.trim_start_matches('[').split(']').next().map(str::trim) == Some(&name)
+                })
                 .count();
             format!("{name}[{}]", n.saturating_sub(1))
         } else {

@@ -11,6 +11,7 @@
 
 pub mod error;
 pub mod limits;
+pub mod names;
 pub mod overrides;
 pub mod sonic;
 pub mod tiers;
@@ -206,8 +207,16 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
         base.seed = seed;
     }
     let topology = base.topology.build_in(dir).map_err(|e| ctx.field(e, None))?;
-    let (flows, jobs) = traffic::traffic(&base, &topology, dir).map_err(|e| ctx.field(e, None))?;
+    let memory = match (base.run.max_memory, &ov.max_memory) {
+        (Some(b), _) => Some((b.0, "run.max_memory")),
+        (None, Some((b, why))) => Some((*b, why.as_str())),
+        (None, None) => None,
+    };
+    let (flows, jobs) = traffic::traffic(&base, &topology, dir, memory).map_err(|e| ctx.field(e, None))?;
     let name = base.name.clone().unwrap_or_else(|| default_name.to_string());
+    // Its results directory's name by default: checked now, not after the run (its length
+    // only where it is used as one, `sim run` without --out).
+    names::file_name(&name, usize::MAX).map_err(|m| ctx.field(FieldError::new("name", m), None))?;
     let mut variants = Vec::new();
     if variant_tables.is_empty() {
         let mut v = ctx
@@ -257,6 +266,16 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
     }
     let faults = crate::fault::resolve(&base.fault, &topology).map_err(|e| ctx.field(e, None))?;
     let captures = crate::capture::resolve(&base.capture, &topology).map_err(|e| ctx.field(e, None))?;
+    // Each capture writes `<capture>-<variant>.pcap`.
+    for (i, c) in captures.iter().enumerate() {
+        for v in &variants {
+            let file = format!("{}-{}.pcap", c.name, v.name);
+            if let Err(m) = names::file_name(&file, names::MAX_FILE_NAME) {
+                let e = FieldError::new(format!("capture[{i}].name"), format!("its file {m}"));
+                return Err(ctx.field(e, None));
+            }
+        }
+    }
     if let Some((i, f)) = base
         .telemetry
         .flows
@@ -440,6 +459,11 @@ fn take_variants(root: &mut Table, ctx: &Ctx) -> Result<Vec<(String, Table)>, Sc
                 ));
             }
         };
+        // A variant's name is part of its capture files' names (their length is checked
+        // with the captures').
+        if let Err(m) = names::file_name(&name, usize::MAX) {
+            return Err(ctx.field(FieldError::new(format!("variant[{i}].name"), m), None));
+        }
         if out.iter().any(|(n, _)| *n == name) {
             return Err(ctx.field(
                 FieldError::new(

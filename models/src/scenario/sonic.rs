@@ -77,7 +77,11 @@ pub fn attribute(e: super::ScenarioError, info: Option<&SonicInfo>, dir: &Path) 
     let Some(json) = info.imported.source_of(key) else {
         return e;
     };
-    if info.overridden.iter().any(|o| key == o || key.starts_with(&format!("{o}."))) {
+    if info
+        .overridden
+        .iter()
+        .any(|o| key == o || key.starts_with(&format!("{o}.")))
+    {
         return e;
     }
     super::ScenarioError {

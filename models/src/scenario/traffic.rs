@@ -12,12 +12,20 @@ use std::path::Path;
 /// the scenario file's folder (workloads name files relative to it).
 type Traffic = (Vec<FlowSpec>, Vec<crate::workload::collective::JobSpec>);
 
-pub(super) fn traffic(base: &ScenarioFile, topology: &Topology, dir: &Path) -> Result<Traffic, FieldError> {
+/// `memory`: the run's memory limit when one applies (the base's `run.max_memory`, else the
+/// command's default), so that workloads are refused by their shape before they are built.
+pub(super) fn traffic(
+    base: &ScenarioFile,
+    topology: &Topology,
+    dir: &Path,
+    memory: Option<(u64, &str)>,
+) -> Result<Traffic, FieldError> {
     let streams = RngStreams::new(base.seed);
     let mut flows = explicit_flows(&base.flow, topology)?;
     let mut jobs = Vec::new();
     for (i, w) in base.workload.iter().enumerate() {
-        let (more, job) = w.generate_with_job(i, topology, &streams, dir)?;
+        let cap = crate::workload::FlowCap::new(flows.len(), memory);
+        let (more, job) = w.generate_with_job(i, topology, &streams, dir, &cap)?;
         if let Some(mut job) = job {
             job.offset(flows.len() as u32);
             if jobs

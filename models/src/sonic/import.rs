@@ -297,7 +297,11 @@ fn buffers(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Importe
     {
         let path = format!("BUFFER_POOL.{name}");
         if let Some(size) = int(pool, &path, "size", 0..=i64::MAX)? {
-            out.put("switch.buffer", T::String(format!("{size}B")), format!("{path}.size"));
+            out.put(
+                "switch.buffer",
+                T::String(format!("{size}B")),
+                format!("{path}.size"),
+            );
         }
         if pools.len() > 1 {
             out.warn(format!("BUFFER_POOL: the model has one shared pool per buffer slice, sized by {name}; the other pools are not separate"));
@@ -359,10 +363,18 @@ fn buffers(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Importe
             Ok(v)
         };
         if let Some(th) = one("dynamic_th", -8..=7)? {
-            out.put("switch.pg_alpha", T::Integer(th), format!("{}.dynamic_th", at(first)));
+            out.put(
+                "switch.pg_alpha",
+                T::Integer(th),
+                format!("{}.dynamic_th", at(first)),
+            );
         }
         if let Some(th) = one("static_th", 0..=i64::MAX)? {
-            out.put("pfc.xoff", T::String(format!("{th}B")), format!("{}.static_th", at(first)));
+            out.put(
+                "pfc.xoff",
+                T::String(format!("{th}B")),
+                format!("{}.static_th", at(first)),
+            );
         }
         if let Some(off) = one("xon_offset", 0..=i64::MAX)? {
             out.put(
@@ -432,13 +444,11 @@ fn buffers(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Importe
                 as_table(&by_speed),
                 "BUFFER_PROFILE.*.xoff (by PORT.*.speed)",
             ),
-            _ if single(&by_cable) && by_cable.values().map(|v| v.len()).sum::<usize>() > 0 => {
-                out.put(
-                    "pfc.headroom_by_rate",
-                    as_table(&by_cable),
-                    "BUFFER_PROFILE.*.xoff (by PORT.*.speed and CABLE_LENGTH)",
-                )
-            }
+            _ if single(&by_cable) && by_cable.values().map(|v| v.len()).sum::<usize>() > 0 => out.put(
+                "pfc.headroom_by_rate",
+                as_table(&by_cable),
+                "BUFFER_PROFILE.*.xoff (by PORT.*.speed and CABLE_LENGTH)",
+            ),
             _ => {
                 return Err(err(
                     "BUFFER_PG",
@@ -454,7 +464,11 @@ fn buffers(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Importe
         // Spectrum reserves size = xon + xoff as headroom; Broadcom's size is a guaranteed
         // minimum beside the headroom (SONiC's headroom-calculation HLD).
         if size > 0 && size < xon + xoff {
-            out.put("switch.pg_min", T::String(format!("{size}B")), format!("{}.size", at(first)));
+            out.put(
+                "switch.pg_min",
+                T::String(format!("{size}B")),
+                format!("{}.size", at(first)),
+            );
         }
     }
     // The lossy egress queue profile.
@@ -479,7 +493,11 @@ fn buffers(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Importe
             out.put("switch.queue_alpha", T::Integer(th), format!("{path}.dynamic_th"));
         }
         if let Some(size) = int(p, &path, "size", 0..=i64::MAX)?.filter(|&s| s > 0) {
-            out.put("switch.queue_min", T::String(format!("{size}B")), format!("{path}.size"));
+            out.put(
+                "switch.queue_min",
+                T::String(format!("{size}B")),
+                format!("{path}.size"),
+            );
         }
     }
     Ok(())

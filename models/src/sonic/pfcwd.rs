@@ -32,7 +32,11 @@ pub(super) fn import(root: &Map<String, Value>, out: &mut Imported) -> Result<()
         actions.insert(action);
     }
     if let Some(ms) = times.first() {
-        out.put("pfc.watchdog", T::String(format!("{ms}ms")), "PFC_WD.*.detection_time");
+        out.put(
+            "pfc.watchdog",
+            T::String(format!("{ms}ms")),
+            "PFC_WD.*.detection_time",
+        );
         if times.len() > 1 {
             out.warn("PFC_WD: ports detect after different times; the model takes the shortest");
         }

@@ -195,8 +195,7 @@ fn value(root: &Map<String, Value>, path: &str, v: &Value, ty: Ty) -> Result<(),
         Ty::Word(words) if !words.contains(&s.as_str()) => refuse(&format!("one of {}", words.join(", "))),
         Ty::Priorities
             if !(s.trim().is_empty()
-                || s.split(',')
-                    .all(|p| p.trim().parse::<u8>().is_ok_and(|p| p < 8))) =>
+                || s.split(',').all(|p| p.trim().parse::<u8>().is_ok_and(|p| p < 8))) =>
         {
             refuse("priorities 0..=7 like \"3,4\"")
         }

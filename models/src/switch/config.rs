@@ -185,7 +185,10 @@ impl SwitchConfig {
         let buffer = self.buffer.map_or(p.buffer, |b| b.0);
         // Each of a port's 8 priority groups (ingress) and 8 queues (egress) reserves its
         // minimum: 8 of either alone must fit in the buffer.
-        for (key, min) in [("switch.pg_min", self.pg_min), ("switch.queue_min", self.queue_min)] {
+        for (key, min) in [
+            ("switch.pg_min", self.pg_min),
+            ("switch.queue_min", self.queue_min),
+        ] {
             if min.0 * 8 > buffer {
                 return Err(FieldError::new(
                     key,

@@ -58,12 +58,10 @@ pub fn build(t: &mut Topology, file: &str, dir: &Path) -> Result<(), FieldError>
             .map_err(|_| err(line, format!("{key}: expected a whole number, got {value}")))?;
         // Speeds and latencies go through the scenario schema's own parsers, so they meet
         // the same limits (100 Tb/s, 10^6 s) with the same checked arithmetic.
-        let speed = || {
-            BitRate::parse(&format!("{n}Gbps")).map_err(|e| err(line, format!("{key} {value}: {e}")))
-        };
-        let latency = || {
-            Duration::parse(&format!("{n}ns")).map_err(|e| err(line, format!("{key} {value}: {e}")))
-        };
+        let speed =
+            || BitRate::parse(&format!("{n}Gbps")).map_err(|e| err(line, format!("{key} {value}: {e}")));
+        let latency =
+            || Duration::parse(&format!("{n}ns")).map_err(|e| err(line, format!("{key} {value}: {e}")));
         let count = || {
             if n > MAX_COUNT {
                 return Err(err(line, format!("{key} {value}: at most {MAX_COUNT}")));

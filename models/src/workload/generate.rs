@@ -14,11 +14,50 @@ use std::path::Path;
 /// A generator's flows, and the job when it is a collective.
 pub type Generated = (Vec<FlowSpec>, Option<collective::JobSpec>);
 
-/// What every generator knows: its position in `[[workload]]`, the fabric, its stream.
+/// How many flows the workloads may still add: the least of [`MAX_FLOWS`] and what the run's
+/// memory limit holds (`run.max_memory`, or the command's share of the machine), so that a
+/// workload whose shape asks for more is refused before it is built, not aborted by the
+/// allocator while it is.
+#[derive(Debug, Clone)]
+pub struct FlowCap {
+    pub flows: usize,
+    /// What sets it, for the message: "the 10000000 a scenario may have".
+    pub why: String,
+}
+
+impl FlowCap {
+    /// The cap for a scenario that already has `have` flows, under `memory` (bytes, and
+    /// where the limit comes from) when one applies.
+    pub fn new(have: usize, memory: Option<(u64, &str)>) -> FlowCap {
+        let mut cap = FlowCap {
+            flows: MAX_FLOWS,
+            why: format!("the {MAX_FLOWS} a scenario may have"),
+        };
+        if let Some((bytes, source)) = memory {
+            let per = crate::budget::per_flow();
+            let fit = usize::try_from(bytes / per).unwrap_or(usize::MAX);
+            if fit < cap.flows {
+                cap = FlowCap {
+                    flows: fit,
+                    why: format!(
+                        "the {fit} that fit in {:.2} GiB ({source}) at about {per} B each; raise run.max_memory if the machine has the memory",
+                        bytes as f64 / (1u64 << 30) as f64
+                    ),
+                };
+            }
+        }
+        cap.flows = cap.flows.saturating_sub(have);
+        cap
+    }
+}
+
+/// What every generator knows: its position in `[[workload]]`, the fabric, its stream, and
+/// how many flows it may make.
 struct Gen<'a> {
     index: usize,
     topo: &'a Topology,
     rng: SimRng,
+    cap: &'a FlowCap,
 }
 
 impl Gen<'_> {
@@ -30,12 +69,12 @@ impl Gen<'_> {
         self.topo.hosts.len()
     }
 
-    /// Refuse, naming `field`, a workload that would expand into more than [`MAX_FLOWS`].
+    /// Refuse, naming `field`, a workload that would expand into more flows than its cap.
     fn at_most(&self, field: &str, count: f64, what: String) -> Result<(), FieldError> {
-        if count > MAX_FLOWS as f64 {
+        if count > self.cap.flows as f64 {
             return Err(FieldError::new(
                 self.key(field),
-                format!("{what}: about {count:.3e} flows, more than the {MAX_FLOWS} a scenario may have"),
+                format!("{what}: about {count:.3e} flows, more than {}", self.cap.why),
             ));
         }
         Ok(())
@@ -72,22 +111,25 @@ impl WorkloadConfig {
         streams: &RngStreams,
         dir: &Path,
     ) -> Result<Vec<FlowSpec>, FieldError> {
-        self.generate_with_job(index, topo, streams, dir).map(|g| g.0)
+        self.generate_with_job(index, topo, streams, dir, &FlowCap::new(0, None))
+            .map(|g| g.0)
     }
 
     /// As [`generate`](Self::generate), with the job a collective reports (flow indices local
-    /// to the returned list).
+    /// to the returned list), making no more flows than `cap`.
     pub fn generate_with_job(
         &self,
         index: usize,
         topo: &Topology,
         streams: &RngStreams,
         dir: &Path,
+        cap: &FlowCap,
     ) -> Result<Generated, FieldError> {
         let mut g = Gen {
             index,
             topo,
             rng: streams.stream("workload", index as u64),
+            cap,
         };
         match self {
             WorkloadConfig::Permutation { size, start, prio } => permutation(&mut g, *size, *start, *prio),

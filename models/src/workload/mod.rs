@@ -304,6 +304,7 @@ pub fn explicit_flows(flows: &[FlowConfig], topo: &Topology) -> Result<Vec<FlowS
 }
 
 mod generate;
+pub use generate::FlowCap;
 
 /// Most flows a scenario may have: each costs about 200 B of state, so 10 million fit a laptop.
 pub const MAX_FLOWS: usize = 10_000_000;
