@@ -258,4 +258,86 @@ mod tests {
         }
         assert_eq!(axis(0.0, 9_999.0, 1.0).values(0).unwrap().len(), 10_000);
     }
+
+    /// Sweep files with hostile numbers, generated (seeded, so CI runs the same cases; set
+    /// PROPTEST_CASES for more): each is refused with a message that names what is wrong,
+    /// or expands into at most MAX_POINTS points of one value per axis. Never a panic.
+    #[test]
+    fn hostile_sweep_files_are_refused_or_expand_within_bounds() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+        let number = prop::sample::select(
+            &[
+                "0",
+                "1",
+                "-1",
+                "3",
+                "0.5",
+                "1e-300",
+                "1e300",
+                "inf",
+                "-inf",
+                "nan",
+                "10000",
+                "10001",
+                "18446744073709551615",
+                "9223372036854775807",
+                "\"x\"",
+                "[]",
+            ][..],
+        );
+        let axis = prop_oneof![
+            (number.clone(), number.clone(), number.clone()).prop_map(|(f, t, s)| format!(
+                "[[axis]]\nkey = \"k\"\nrange = {{ from = {f}, to = {t}, step = {s} }}\n"
+            )),
+            (0usize..4).prop_map(|n| {
+                let vals: Vec<String> = (0..n).map(|i| format!("\"{i}KB\"")).collect();
+                format!("[[axis]]\nkey = \"k\"\nvalues = [{}]\n", vals.join(", "))
+            }),
+            Just("[[axis]]\nkey = \"k\"\n".to_string()),
+        ];
+        let file = (
+            number.clone(),
+            number,
+            prop::sample::select(&["grid", "zip", "spiral"][..]),
+            prop::collection::vec(axis, 0..4),
+        )
+            .prop_map(|(seeds, seed, mode, axes)| {
+                format!(
+                    "scenario = \"x.toml\"\nseeds = {seeds}\nseed = {seed}\nmode = \"{mode}\"\n{}",
+                    axes.concat()
+                )
+            });
+        let config = Config {
+            cases: std::env::var("PROPTEST_CASES")
+                .ok()
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(2000),
+            failure_persistence: None,
+            ..Config::default()
+        };
+        let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]));
+        runner
+            .run(&(file, any::<u64>()), |(text, base)| {
+                let Ok(f) = toml::from_str::<SweepFile>(&text) else {
+                    return Ok(());
+                };
+                match points(&f, f.seed.unwrap_or(base)) {
+                    Ok(ps) => {
+                        prop_assert!(!ps.is_empty() && ps.len() <= MAX_POINTS);
+                        prop_assert!(ps.iter().all(|p| p.values.len() == f.axis.len()));
+                    }
+                    Err(e) => {
+                        let m = e.to_string();
+                        prop_assert!(
+                            m.contains("axis") || m.contains("seeds") || m.contains("points"),
+                            "names nothing: {}",
+                            m
+                        );
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
 }

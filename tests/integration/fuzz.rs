@@ -158,7 +158,7 @@ fn scenario_files() -> Vec<(PathBuf, String)> {
 }
 
 /// A rejection says where: a file position, a key, or the `--set` argument.
-fn says_where(e: &ScenarioError) -> bool {
+pub(crate) fn says_where(e: &ScenarioError) -> bool {
     match &e.origin {
         Origin::File { line, .. } => *line >= 1,
         Origin::FileOnly(_) => e.key.is_some(),
@@ -309,7 +309,7 @@ fn number_spans(s: &str) -> Vec<(usize, usize)> {
     spans
 }
 
-fn runner(cases: u32) -> TestRunner {
+pub(crate) fn runner(cases: u32) -> TestRunner {
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|c| c.parse().ok())

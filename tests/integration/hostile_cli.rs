@@ -393,13 +393,13 @@ fn malformed_shards_are_refused_naming_their_file() {
 #[test]
 fn ctrl_c_in_a_sweep_keeps_the_points_done_and_exits_130() {
     let dir = tmp("sweep-ctrl-c");
-    // Quick points first, then points long enough to be cut (10 GB over 100G is 0.8 s
-    // simulated, seconds of wall clock).
+    // A quick point first, then points long enough to be cut (100 GB over 100G is 8 s
+    // simulated, tens of millions of events: several seconds of wall clock even in release).
     dac(&dir, "s", "");
     let sweep = dir.join("sw.toml");
     std::fs::write(
         &sweep,
-        "scenario = \"s.toml\"\n[[axis]]\nkey = \"flow[0].size\"\nvalues = [\"10KB\", \"10GB\", \"10GB\", \"10GB\", \"10GB\", \"10GB\"]\n",
+        "scenario = \"s.toml\"\n[[axis]]\nkey = \"flow[0].size\"\nvalues = [\"10KB\", \"100GB\", \"100GB\", \"100GB\", \"100GB\", \"100GB\"]\n",
     )
     .unwrap();
     let out = dir.join("out");

@@ -13,6 +13,7 @@ mod crash;
 mod dcqcn_fluid;
 mod faults;
 mod fuzz;
+mod fuzz_importers;
 mod golden;
 mod hardware;
 mod hostile;
