@@ -68,6 +68,10 @@ const RUST_WORDS: &[&str] = &[
     "invalid type",
     "invalid value",
     "::",
+    "variant identifier",
+    "unit variant",
+    "string only",
+    "string or map",
 ];
 
 fn rust_word(msg: &str) -> Option<&'static str> {

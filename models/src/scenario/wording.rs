@@ -114,6 +114,11 @@ fn expectation(exp: &str, key: &str) -> String {
         "a sequence" => "a list, e.g. [1, 2]".into(),
         "a map" => "a table, e.g. { key = value }".into(),
         "option" => "a value".into(),
+        // A key that takes a name or a table (`preset`, a collective's `op`), one that takes
+        // a name only, and the `kind` of a tagged table.
+        "string or map" => "a name in quotes, or a table".into(),
+        "string only" => "a name in quotes".into(),
+        "variant identifier" => "a name in quotes".into(),
         _ => {
             if let Some(name) = exp.strip_prefix("internally tagged enum ") {
                 return tagged(name);
@@ -151,6 +156,9 @@ fn unexpected(got: &str) -> String {
         "map" => "a table".into(),
         "sequence" => "a list".into(),
         "unit value" => "nothing".into(),
+        "unit variant" | "newtype variant" | "tuple variant" | "struct variant" => {
+            "another kind of value".into()
+        }
         _ => got.to_string(),
     }
 }
