@@ -417,7 +417,7 @@ fn htsim_file(g: &Gen, file: &str, dir: &Path, prio: u8) -> Result<Vec<FlowSpec>
     let path = dir.join(file);
     let text = crate::input::read_text(&path, crate::input::MAX_DATA)
         .map_err(|e| FieldError::new(g.key("file"), format!("cannot read {}: {e}", path.display())))?;
-    let flows = htsim::parse(&text, g.hosts(), prio)
+    let flows = htsim::parse(&text, g.hosts(), prio, g.cap)
         .map_err(|e| FieldError::new(g.key("file"), format!("{}: {e}", path.display())))?;
     g.at_most("file", flows.len() as f64, path.display().to_string())?;
     Ok(flows)

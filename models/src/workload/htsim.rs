@@ -45,8 +45,9 @@ struct Matrix {
 }
 
 /// Parse a connection matrix for a fabric of `hosts` hosts; data packets at `prio` unless a
-/// line says otherwise.
-pub fn parse(text: &str, hosts: usize, prio: u8) -> Result<Vec<FlowSpec>, String> {
+/// line says otherwise; no more connections than `cap` (checked as they are read, so a huge
+/// matrix is refused before its flows fill memory).
+pub fn parse(text: &str, hosts: usize, prio: u8, cap: &super::FlowCap) -> Result<Vec<FlowSpec>, String> {
     let mut m = Matrix::default();
     for (n, raw) in text.lines().enumerate() {
         let line = n + 1;
@@ -62,8 +63,8 @@ pub fn parse(text: &str, hosts: usize, prio: u8) -> Result<Vec<FlowSpec>, String
             }
             ["trigger", "id", id, rest @ ..] => m.trigger(id, rest, line).map_err(at)?,
             [pair, rest @ ..] if pair.contains("->") => {
-                if m.flows.len() >= super::MAX_FLOWS {
-                    return Err(at(format!("more than {} connections", super::MAX_FLOWS)));
+                if m.flows.len() >= cap.flows {
+                    return Err(at(format!("more connections than {}", cap.why)));
                 }
                 m.connection(pair, rest, hosts, prio, line).map_err(at)?
             }
@@ -242,10 +243,30 @@ impl Matrix {
 mod tests {
     use super::*;
 
+    fn any() -> super::super::FlowCap {
+        super::super::FlowCap::new(0, None)
+    }
+
+    #[test]
+    fn a_matrix_past_the_cap_is_refused_as_it_is_read() {
+        let cap = super::super::FlowCap::new(0, Some((3 * crate::budget::per_flow(), "run.max_memory")));
+        let e = parse(
+            "Nodes 2\n0->1 size 10\n1->0 size 10\n0->1 size 10\n0->1 size 10\n",
+            2,
+            3,
+            &cap,
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("line 5: more connections than the 3 that fit"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn a_small_matrix_imports_to_the_expected_flows() {
         let cm = "Nodes 4\nConnections 3\nTriggers 1\n0->1 id 1 start 2000000 size 4096 send_done_trigger 7\n2->3 id 2 start 0 size 10000\n3->0 id 3 trigger 7 size 500\ntrigger id 7 oneshot\n";
-        let f = parse(cm, 8, 3).unwrap();
+        let f = parse(cm, 8, 3, &any()).unwrap();
         assert_eq!(f.len(), 3);
         assert_eq!(
             (f[0].src, f[0].dst, f[0].size, f[0].start),
@@ -258,22 +279,22 @@ mod tests {
     #[test]
     fn errors_name_the_line() {
         assert!(
-            parse("Nodes 2\n0->5 size 10\n", 2, 3)
+            parse("Nodes 2\n0->5 size 10\n", 2, 3, &any())
                 .unwrap_err()
                 .contains("line 2")
         );
         assert!(
-            parse("Nodes 2\n0->1 size 10 colour red\n", 2, 3)
+            parse("Nodes 2\n0->1 size 10 colour red\n", 2, 3, &any())
                 .unwrap_err()
                 .contains("unknown key `colour`")
         );
         assert!(
-            parse("Nodes 9\n0->1 size 10\n", 4, 3)
+            parse("Nodes 9\n0->1 size 10\n", 4, 3, &any())
                 .unwrap_err()
                 .contains("9 nodes")
         );
         assert!(
-            parse("Nodes 2\n0->1 trigger 3 size 10\n", 2, 3)
+            parse("Nodes 2\n0->1 trigger 3 size 10\n", 2, 3, &any())
                 .unwrap_err()
                 .contains("trigger 3")
         );
@@ -283,7 +304,7 @@ mod tests {
     fn the_published_permutation_imports() {
         // uet-htsim's perm_128n_128c_2MB.cm, shipped in benches/htsim/.
         let text = include_str!("../../../benches/htsim/perm_128n_128c_2MB.cm");
-        let f = parse(text, 128, 3).unwrap();
+        let f = parse(text, 128, 3, &any()).unwrap();
         assert_eq!(f.len(), 128);
         assert!(f.iter().all(|x| x.size == 2_000_000 && x.start == Time::ZERO));
         let mut dsts: Vec<u32> = f.iter().map(|x| x.dst.0).collect();
