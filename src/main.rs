@@ -65,15 +65,17 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
+            // A 10 MB value or name in the input is named, not printed whole.
+            let shown = |s: String| models::scenario::error::shorten(&s).into_owned();
             if let Some(se) = e.downcast_ref::<models::ScenarioError>() {
                 errln!("error: {se}");
                 return ExitCode::from(exit::BAD_INPUT);
             }
             if e.downcast_ref::<exit::BadInput>().is_some() {
-                errln!("error: {e:#}");
+                errln!("error: {}", shown(format!("{e:#}")));
                 return ExitCode::from(exit::BAD_INPUT);
             }
-            errln!("error: {e:#}");
+            errln!("error: {}", shown(format!("{e:#}")));
             ExitCode::FAILURE
         }
     }

@@ -43,13 +43,47 @@ impl fmt::Display for ScenarioError {
         match &self.origin {
             Origin::File { file, line, column } => write!(f, "{file}:{line}:{column}: ")?,
             Origin::FileOnly(file) => write!(f, "{file}: ")?,
-            Origin::CommandLine(arg) => write!(f, "--set {arg}: ")?,
+            Origin::CommandLine(arg) => write!(f, "--set {}: ", shorten(arg))?,
         }
         if let Some(k) = &self.key {
-            write!(f, "`{k}`: ")?;
+            write!(f, "`{}`: ", shorten(k))?;
         }
-        f.write_str(&self.message)
+        f.write_str(&shorten(&self.message))
     }
+}
+
+/// Longest run of characters without a space or quote that a message shows whole.
+const LONGEST_WORD: usize = 120;
+
+/// `s` with every run of more than [`LONGEST_WORD`] characters between spaces and quotes cut
+/// to its first 60 and a count of the rest: a 10 MB value or key name is named, not printed.
+pub fn shorten(s: &str) -> std::borrow::Cow<'_, str> {
+    let is_break = |c: char| c.is_whitespace() || matches!(c, '"' | '`' | '\'' | ',' | '=');
+    if !s.split(is_break).any(|w| w.chars().count() > LONGEST_WORD) {
+        return s.into();
+    }
+    let mut out = String::new();
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        let n = word.chars().count();
+        if n > LONGEST_WORD {
+            out.extend(word.chars().take(60));
+            out.push_str(&format!("\u{2026} ({} more characters)", n - 60));
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in s.chars() {
+        if is_break(c) {
+            flush(&mut word, &mut out);
+            out.push(c);
+        } else {
+            word.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out.into()
 }
 
 /// One step of a key path.
@@ -231,6 +265,26 @@ mod tests {
             "falls back to the nearest ancestor"
         );
         assert_eq!(at("nothing"), None);
+    }
+
+    #[test]
+    fn long_words_in_a_message_are_cut() {
+        let e = ScenarioError {
+            origin: Origin::CommandLine(format!("flow[0].size=\"{}\"", "9".repeat(10_000_000))),
+            key: Some(format!("bogus_{}", "k".repeat(1_000_000))),
+            message: format!(
+                "expected a size like \"4KiB\", got \"{}\"",
+                "9".repeat(10_000_000)
+            ),
+        };
+        let shown = e.to_string();
+        assert!(shown.len() < 600, "{}", shown.len());
+        assert!(
+            shown.contains("expected a size like \"4KiB\", got \"9999"),
+            "{shown}"
+        );
+        assert!(shown.contains("(9999940 more characters)"), "{shown}");
+        assert_eq!(shorten("a normal message"), "a normal message");
     }
 
     #[test]
