@@ -73,7 +73,11 @@ pub fn run(args: &RunArgs, started: Instant) -> Result<ExitCode> {
         for (key, s) in files {
             for w in &s.imported.warnings {
                 if said.insert((s.file.clone(), w.clone())) {
-                    errln!("warning: {key} {}: {w}", s.file);
+                    errln!(
+                        "warning: {key} {}: {}",
+                        s.file,
+                        models::scenario::error::shorten(w)
+                    );
                 }
             }
         }
