@@ -136,10 +136,44 @@ const FIELDS: &[(&str, &[(&str, Ty)])] = &[
             ("POLL_INTERVAL", Ty::Int(1, 60_000)),
         ],
     ),
+    // Tables the model does not read, whose values a switch's file commonly holds: checked
+    // all the same (`sonic-device_metadata.yang`, `sonic-flex_counter.yang`,
+    // `sonic-vlan.yang`, `sonic-portchannel.yang`).
+    (
+        "DEVICE_METADATA",
+        &[
+            ("bgp_asn", Ty::Int(1, 4_294_967_295)),
+            ("buffer_model", Ty::Word(&["traditional", "dynamic"])),
+            ("default_pfcwd_status", Ty::Word(&["enable", "disable"])),
+        ],
+    ),
+    (
+        "FLEX_COUNTER_TABLE",
+        &[
+            ("FLEX_COUNTER_STATUS", Ty::Word(&["enable", "disable"])),
+            ("POLL_INTERVAL", Ty::Int(1, 4_294_967_295)),
+        ],
+    ),
+    (
+        "VLAN",
+        &[("vlanid", Ty::Int(1, 4094)), ("mtu", Ty::Int(68, 9216))],
+    ),
+    (
+        "PORTCHANNEL",
+        &[
+            ("mtu", Ty::Int(68, 9216)),
+            ("min_links", Ty::Int(0, 1024)),
+            ("admin_status", Ty::Word(&["up", "down"])),
+        ],
+    ),
 ];
 
 /// Check every value of every table the importer knows (and the class maps' entries).
 pub(super) fn check(root: &Map<String, Value>) -> Result<(), JsonError> {
+    // Every table, read or not, is an object of entries, each an object of fields.
+    for name in root.keys() {
+        table(root, name)?;
+    }
     for (name, fields) in FIELDS {
         for (entry, o) in table(root, name)? {
             if matches!(*name, "BUFFER_PG" | "BUFFER_QUEUE" | "QUEUE") {
@@ -278,6 +312,13 @@ mod tests {
         assert_eq!(e.path, "DSCP_TO_TC_MAP.UNUSED.64");
         let e = check_json(r#"{"WRED_PROFILE": {"w": {"ecn": "ecn_maybe"}}}"#).unwrap_err();
         assert!(e.message.contains("one of ecn_none"), "{e}");
+        // Tables the model does not read.
+        let e = check_json(r#"{"VLAN": {"Vlan1000": {"vlanid": "5000"}}}"#).unwrap_err();
+        assert_eq!(e.path, "VLAN.Vlan1000.vlanid");
+        let e = check_json(r#"{"DEVICE_METADATA": 5}"#).unwrap_err();
+        assert_eq!(e.path, "DEVICE_METADATA");
+        let e = check_json(r#"{"SYSLOG_SERVER": {"10.0.0.1": "x"}}"#).unwrap_err();
+        assert_eq!(e.path, "SYSLOG_SERVER.10.0.0.1");
     }
 
     #[test]
