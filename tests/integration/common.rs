@@ -14,6 +14,25 @@ pub fn sim(args: &[&str]) -> Output {
         .expect("sim runs")
 }
 
+/// Run `sim ARGS` with its output discarded, press Ctrl-C (SIGINT) after `after`, and wait
+/// for it to exit: its exit code.
+#[cfg(unix)]
+pub fn ctrl_c_after(args: &[&str], after: std::time::Duration) -> Option<i32> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("sim runs");
+    std::thread::sleep(after);
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(kill.success());
+    child.wait().expect("sim ends").code()
+}
+
 /// `sim run FILE --out OUT -q` plus `extra` arguments.
 pub fn sim_run(file: &Path, out: &Path, extra: &[&str]) -> Output {
     sim_on("run", file, out, extra)

@@ -226,29 +226,17 @@ fn ctrl_c_lists_the_variants_not_run() {
         )
         .unwrap();
         let out = dir.join("out");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sim"))
-            .args([
-                "run",
-                file.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-                "-q",
-                "--jobs",
-                jobs,
-            ])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(1000));
-        assert!(
-            Command::new("kill")
-                .args(["-INT", &child.id().to_string()])
-                .status()
-                .unwrap()
-                .success()
-        );
-        assert_eq!(child.wait().unwrap().code(), Some(130));
+        let args = [
+            "run",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+            "--jobs",
+            jobs,
+        ];
+        let code = crate::common::ctrl_c_after(&args, std::time::Duration::from_millis(1000));
+        assert_eq!(code, Some(130));
         let s = summary_json(&out);
         assert_eq!(s["stopped"], "interrupted (Ctrl-C)");
         assert_eq!(s["variants_not_run"], serde_json::json!(not_run), "--jobs {jobs}");

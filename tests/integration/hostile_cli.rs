@@ -403,22 +403,10 @@ fn ctrl_c_in_a_sweep_keeps_the_points_done_and_exits_130() {
     )
     .unwrap();
     let out = dir.join("out");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args(["sweep", sweep.to_str().unwrap(), "--out", out.to_str().unwrap()])
-        .args(["-q", "--jobs", "1", "--plots", "none"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    assert!(
-        Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
-    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let (s, o) = (sweep.to_str().unwrap(), out.to_str().unwrap());
+    let args = ["sweep", s, "--out", o, "-q", "--jobs", "1", "--plots", "none"];
+    let code = crate::common::ctrl_c_after(&args, std::time::Duration::from_millis(1500));
+    assert_eq!(code, Some(130));
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
     assert_eq!(meta["interrupted"], true);

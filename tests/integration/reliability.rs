@@ -427,23 +427,18 @@ fn numeric_edge_cases_are_rejected_naming_the_key() {
 #[test]
 fn ctrl_c_stops_the_run_and_still_writes_its_results() {
     let out = tmp("ctrl-c");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args(["run", root().join("benches/p8192-uec.toml").to_str().unwrap()])
-        .args(["--out", out.to_str().unwrap(), "-q"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let file = root().join("benches/p8192-uec.toml");
+    let args = [
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ];
     // Loading takes about 1 s of CPU and the run some 10 s (P1024 can finish in 2 s on a
     // quiet machine): interrupt it mid-way, with room on both sides for a busy machine.
-    std::thread::sleep(std::time::Duration::from_millis(2000));
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
+    let code = ctrl_c_after(&args, std::time::Duration::from_millis(2000));
+    assert_eq!(code, Some(130));
     let v = &summary_json(&out)["variants"][0];
     assert_eq!(v["incomplete"], "interrupted (Ctrl-C)");
     // The simulator looks at the flag every PROGRESS_EVENTS events.
