@@ -18,7 +18,7 @@ use std::time::Instant;
 pub struct RunArgs {
     /// Scenario file (TOML).
     pub file: PathBuf,
-    /// Results directory [default: results/<scenario name>].
+    /// Results directory [default: results/SCENARIO-NAME].
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Override a scenario key before validation, e.g. --set switch.buffer=4MiB.

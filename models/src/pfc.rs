@@ -13,7 +13,7 @@
 //! it), the PAUSE itself, the cable twice (the PAUSE going, data still arriving), the peer's
 //! response time and the frame the peer is sending when it reacts.
 //!
-//! A port's state on either side of a pause, [`PauseState`] and [`XoffState`], is in
+//! A port's state on either side of a pause, [`crate::pause::PauseState`] and [`crate::pause::XoffState`], is in
 //! `crate::pause`.
 
 use crate::error::FieldError;

@@ -14,7 +14,7 @@ pub struct MergeArgs {
     /// Results directories of the shards.
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
-    /// Where the merged sweep goes [default: results/<sweep name>].
+    /// Where the merged sweep goes [default: results/SWEEP-NAME].
     #[arg(long)]
     pub out: Option<PathBuf>,
 }

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub struct SweepArgs {
     /// Sweep file (TOML).
     pub file: PathBuf,
-    /// Results directory [default: results/<sweep name>].
+    /// Results directory [default: results/SWEEP-NAME].
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Parallel points [default: all cores].

@@ -55,7 +55,7 @@ impl fmt::Display for ScenarioError {
 /// Longest run of characters without a space or quote that a message shows whole.
 const LONGEST_WORD: usize = 120;
 
-/// `s` with every run of more than [`LONGEST_WORD`] characters between spaces and quotes cut
+/// `s` with every run of more than `LONGEST_WORD` (120) characters between spaces and quotes cut
 /// to its first 60 and a count of the rest: a 10 MB value or key name is named, not printed.
 pub fn shorten(s: &str) -> std::borrow::Cow<'_, str> {
     let is_break = |c: char| c.is_whitespace() || matches!(c, '"' | '`' | '\'' | ',' | '=');

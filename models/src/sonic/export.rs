@@ -1,5 +1,5 @@
 //! Settings to `config_db.json`: the fragment a SONiC box would need to behave as a variant's
-//! switches do (`sim export sonic`), in the tables [`super::import`] reads, so a file
+//! switches do (`sim export sonic`), in the tables [`super::import()`] reads, so a file
 //! exported and imported again gives the same settings.
 //!
 //! Ports are named as SONiC names a box's front panel, `Ethernet0`, `Ethernet4`, ... in the

@@ -10,8 +10,8 @@
 //! | its `xon_offset` | `pfc.xon_offset` |
 //! | its `size`, when not `xon + xoff` (Broadcom's guaranteed minimum) | `switch.pg_min` |
 //! | lossy `BUFFER_QUEUE` profile `dynamic_th`, `size` | `switch.queue_alpha`, `switch.queue_min` |
-//! | `QUEUE.<port>|<q>.wred_profile` with ECN, green thresholds | `switch.ecn` (kmin, kmax, pmax) |
-//! | `QUEUE.<port>|<q>.scheduler` DWRR/WRR weights | `switch.scheduler.dwrr` |
+//! | `QUEUE.<port>\|<q>.wred_profile` with ECN, green thresholds | `switch.ecn` (kmin, kmax, pmax) |
+//! | `QUEUE.<port>\|<q>.scheduler` DWRR/WRR weights | `switch.scheduler.dwrr` |
 //! | `PFC_WD.<port>.detection_time`, `action`, `restoration_time` | `pfc.watchdog`, `pfc.watchdog_action`, `pfc.watchdog_restore` |
 //! | `PORT_QOS_MAP.<port>.dscp_to_tc_map` and its `DSCP_TO_TC_MAP` | `switch.dscp_to_tc` |
 //!

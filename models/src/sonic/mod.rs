@@ -8,7 +8,7 @@
 //! port (or a comma list of ports) and an index or range with `|`; a reference is a plain
 //! name or, in configurations from before 2021, `[TABLE|name]`.
 //!
-//! - [`import`]: `switch.sonic = "config_db.json"` turns the file into settings, with a
+//! - [`import()`]: `switch.sonic = "config_db.json"` turns the file into settings, with a
 //!   warning for each table and field the model does not act on;
 //! - [`export`]: `sim export sonic` writes a scenario's switch settings back as a fragment.
 

@@ -13,8 +13,8 @@
 //!   commodity data center network architecture", SIGCOMM 2008): k pods of k/2 edge and k/2
 //!   aggregation switches, (k/2)^2 cores, k^3/4 hosts.
 //! * `rail`: rail-optimised scalable units of multi-NIC servers, as NVIDIA's DGX SuperPOD
-//!   reference architectures cable them ([`rail`]).
-//! * `htsim`: a uet-htsim `.topo` file's fat tree or leaf-spine ([`htsim_topo`]).
+//!   reference architectures cable them (`rail.rs`).
+//! * `htsim`: a uet-htsim `.topo` file's fat tree or leaf-spine (`htsim_topo.rs`).
 //! * `graph`: any cabling, node by node and cable by cable, inline or from an edge-list file
 //!   ([`graph`]).
 
