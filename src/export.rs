@@ -76,7 +76,11 @@ pub fn run(cmd: &ExportCommand) -> Result<ExitCode> {
     if switches.is_empty() {
         return Err(BadInput::new(format!("{}: the topology has no switch", args.file.display())).into());
     }
-    let json = models::sonic::export::export(&scenario, v, index)
+    let cables = scenario
+        .switch_cables(index)
+        .ok_or_else(|| BadInput::new(format!("{}: no switch number {index}", args.file.display())))?;
+    let (sw, pfc) = v.switch_settings(index);
+    let json = models::sonic::export::export(sw, pfc, &cables)
         .map_err(|e| BadInput::new(format!("{}: variant {}: {e}", args.file.display(), v.name)))?;
     let text = serde_json::to_string_pretty(&json)? + "\n";
     match &args.out {

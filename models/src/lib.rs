@@ -39,7 +39,7 @@
 //! See the README's "Not modelled" list: cut-through forwarding, FEC, multi-priority PFC
 //! frames, ROD/RUDI/UUD delivery, and the simplifications each model states.
 
-pub mod budget;
+pub mod asic;
 pub mod capture;
 pub mod cc;
 pub mod drop;
@@ -62,6 +62,7 @@ pub mod prio;
 pub mod report;
 pub mod routing;
 pub mod scenario;
+pub mod scheduler;
 pub mod sim;
 pub mod sonic;
 pub mod switch;
@@ -70,5 +71,6 @@ pub mod topology;
 pub mod workload;
 
 pub use report::VariantReport;
+pub use scenario::budget;
 pub use scenario::{Overrides, Scenario, ScenarioError, load};
 pub use sim::Sim;

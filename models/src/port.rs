@@ -136,7 +136,7 @@ pub struct Port {
     /// Priorities this port's ingress has asked the peer to pause.
     pub xoff: XoffState,
     /// DWRR between priorities (a switch's `switch.scheduler`); None: strict priority.
-    dwrr: Option<Box<crate::switch::scheduler::Dwrr>>,
+    dwrr: Option<Box<crate::scheduler::Dwrr>>,
 }
 
 impl Port {
@@ -192,7 +192,7 @@ impl Port {
 
     /// Schedule the priorities by these DWRR weights (0: strict, served first).
     pub fn set_dwrr(&mut self, weights: [u32; PRIORITIES]) {
-        self.dwrr = Some(Box::new(crate::switch::scheduler::Dwrr::new(weights)));
+        self.dwrr = Some(Box::new(crate::scheduler::Dwrr::new(weights)));
     }
 
     /// Queue a MAC control frame (PFC) ahead of all data.

@@ -398,7 +398,8 @@ fn hostile_htsim_matrices_are_rejected_by_line_or_imported() {
     runner(2000)
         .run(&strategy, |(lines, hosts)| {
             let text = lines.join("\n");
-            match models::workload::htsim::parse(&text, hosts, 3, &models::workload::FlowCap::new(0, None)) {
+            match models::workload::htsim::parse(&text, hosts, 3, &models::workload::FlowCap::new(0, None, 1))
+            {
                 Ok(flows) => {
                     for f in &flows {
                         prop_assert!(f.src.idx() < hosts && f.dst.idx() < hosts && f.src != f.dst);

@@ -2,7 +2,7 @@
 //! the ConnectX NIC models, and the DGX Spark scenario against its closed forms.
 
 use crate::common::{assert_close, roce_wire, run, scenario, sim, tmp, tx_ns};
-use models::switch::asic::Asic;
+use models::asic::Asic;
 use std::path::Path;
 
 /// Wire bytes of a RoCEv2 message of `size` bytes at payload MTU `mtu`.

@@ -18,6 +18,7 @@ mod golden;
 mod hardware;
 mod hostile;
 mod hostile_cli;
+mod layers;
 mod mixed;
 mod pfc;
 mod pfc_watchdog;

@@ -2,7 +2,7 @@
 //! switches only; errors naming the tier key.
 
 use crate::common::*;
-use models::switch::asic::Asic;
+use models::asic::Asic;
 use std::path::Path;
 
 /// Three leaves under one spine, 100G, 1 us cables: h0 (leaf0) and h4 (leaf1) send 2 MB each

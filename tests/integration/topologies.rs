@@ -116,7 +116,7 @@ fn a_graph_names_its_hosts_and_its_switches_asics() {
     "#;
     let s = scenario(toml);
     let v = &s.variants[0];
-    assert_eq!(v.switch_of(0).asic, models::switch::asic::Asic::Spectrum2);
+    assert_eq!(v.switch_of(0).asic, models::asic::Asic::Spectrum2);
     let r = run(toml).remove(0);
     assert_eq!((r.flows[0].src.as_str(), r.flows[0].dst.as_str()), ("pc", "nas"));
     // 1 MB at the 25G NIC: serialization of 245 frames of 4096 B payload, within 2 %.

@@ -9,6 +9,7 @@
 //! Variants share the base's topology and traffic: they may change anything else (switch,
 //! NIC, transport, limits), which is how RoCEv2 and UET are put side by side.
 
+pub mod budget;
 mod ctx;
 pub mod error;
 pub mod limits;
@@ -106,6 +107,26 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// The cables of switch number `switch` (in topology order), as (rate, propagation
+    /// delay) in cable order; None when there is no such switch.
+    pub fn switch_cables(&self, switch: usize) -> Option<Vec<(sim_core::BitRate, sim_core::Duration)>> {
+        let t = &self.topology;
+        let node = t
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.kind == crate::topology::NodeKind::Switch)
+            .nth(switch)?
+            .0;
+        Some(
+            t.links
+                .iter()
+                .filter(|l| l.a.idx() == node || l.b.idx() == node)
+                .map(|l| (l.rate, l.delay))
+                .collect(),
+        )
+    }
+
     /// Flows whose dynamics are sampled whatever else is: the named and the victims.
     pub fn traced_flows(&self) -> Vec<u32> {
         let mut v = [self.plotted_flows.as_slice(), self.victims.as_slice()].concat();
@@ -328,8 +349,8 @@ fn check_memory(s: &Scenario, v: &Variant, ov: &Overrides) -> Result<(), FieldEr
         (None, Some((b, why))) => (*b, format!("{why}, the default run.max_memory")),
         (None, None) => return Ok(()),
     };
-    let needs = crate::budget::estimate(s, v);
-    let need = crate::budget::total(&needs);
+    let needs = budget::estimate(s, v);
+    let need = budget::total(&needs);
     if need <= limit {
         return Ok(());
     }

@@ -24,7 +24,7 @@ pub(super) fn traffic(
     let mut flows = explicit_flows(&base.flow, topology)?;
     let mut jobs = Vec::new();
     for (i, w) in base.workload.iter().enumerate() {
-        let cap = crate::workload::FlowCap::new(flows.len(), memory);
+        let cap = crate::workload::FlowCap::new(flows.len(), memory, super::budget::per_flow());
         let (more, job) = w.generate_with_job(i, topology, &streams, dir, &cap)?;
         if let Some(mut job) = job {
             job.offset(flows.len() as u32);

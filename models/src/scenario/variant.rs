@@ -47,6 +47,11 @@ impl Variant {
         }
     }
 
+    /// Switch number `s`'s settings, its tier's or `[switch]` and `[pfc]`.
+    pub fn switch_settings(&self, s: usize) -> (&SwitchConfig, &PfcConfig) {
+        (self.switch_of(s), self.pfc_of(s))
+    }
+
     /// Every distinct switch configuration in use: `[switch]` and each tier's.
     pub fn switch_configs(&self) -> impl Iterator<Item = (&SwitchConfig, &PfcConfig)> {
         std::iter::once((&self.switch, &self.pfc)).chain(self.tiers.iter().map(|t| (&t.switch, &t.pfc)))

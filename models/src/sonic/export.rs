@@ -8,30 +8,16 @@
 //! watchdog's action is the scenario's (`alert` when its watchdog is off: a box that only
 //! reports storms, as the model then does).
 
-use crate::scenario::{Scenario, Variant};
+use crate::pfc::PfcConfig;
+use crate::switch::SwitchConfig;
 use serde_json::{Map, Value, json};
+use sim_core::{BitRate, Duration};
 
-/// The fragment for switch number `switch` (in topology order) of `v`.
-pub fn export(s: &Scenario, v: &Variant, switch: usize) -> Result<Value, String> {
-    use crate::topology::NodeKind;
-    let t = &s.topology;
-    let node = t
-        .nodes
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| n.kind == NodeKind::Switch)
-        .nth(switch)
-        .map(|(i, _)| i)
-        .ok_or_else(|| format!("the scenario has no switch number {switch}"))?;
-    let cables: Vec<(sim_core::BitRate, sim_core::Duration)> = t
-        .links
-        .iter()
-        .filter_map(|l| (l.a.idx() == node || l.b.idx() == node).then_some((l.rate, l.delay)))
-        .collect();
-    let rates: Vec<sim_core::BitRate> = cables.iter().map(|c| c.0).collect();
+/// The fragment for a switch with settings `sw` and `pfc` (its tier's, or `[switch]` and
+/// `[pfc]`) and these cables (rate and propagation delay, in cable order).
+pub fn export(sw: &SwitchConfig, pfc: &PfcConfig, cables: &[(BitRate, Duration)]) -> Result<Value, String> {
+    let rates: Vec<BitRate> = cables.iter().map(|c| c.0).collect();
     let ports: Vec<String> = (0..rates.len()).map(|i| format!("Ethernet{}", 4 * i)).collect();
-    // Its tier's settings (`[switch.tier.<name>]`), else `[switch]`.
-    let (sw, pfc) = (v.switch_of(switch), v.pfc_of(switch));
     let lossless: Vec<u8> = pfc.priorities.clone();
     let params = sw.mmu_params(pfc.mask(), pfc.xoff.map(|b| b.0), pfc.xon_offset.map(|b| b.0));
     let list = |p: &[u8]| p.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(",");
@@ -51,7 +37,7 @@ pub fn export(s: &Scenario, v: &Variant, switch: usize) -> Result<Value, String>
     let mut profiles = Map::new();
     let mut by_port: Vec<String> = Vec::new();
     if !lossless.is_empty() {
-        for (r, d) in &cables {
+        for (r, d) in cables {
             let mbps = r.0 / 1_000_000;
             let metres = d.0 / (crate::link::PS_PER_MM * 1000);
             let name = format!("pg_lossless_{mbps}_{metres}m_profile");
@@ -91,7 +77,7 @@ pub fn export(s: &Scenario, v: &Variant, switch: usize) -> Result<Value, String>
     let (mut pg, mut bq, mut qos, mut queue, mut wd) =
         (Map::new(), Map::new(), Map::new(), Map::new(), Map::new());
     let mut cable_t = Map::new();
-    for (i, (p, (_, d))) in ports.iter().zip(&cables).enumerate() {
+    for (i, (p, (_, d))) in ports.iter().zip(cables).enumerate() {
         cable_t.insert(
             p.clone(),
             Value::String(format!("{}m", d.0 / (crate::link::PS_PER_MM * 1000))),

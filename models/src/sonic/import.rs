@@ -18,60 +18,10 @@
 //! Port speeds come from `PORT.<port>.speed`, else from the lossless profile's name
 //! (`pg_lossless_<Mb/s>_<cable>_profile`, buffermgrd's convention).
 
-use super::{JsonError, err, int, port_key, priority_list, reference, table, text};
+use super::{Imported, JsonError, err, int, port_key, priority_list, reference, table, text};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use toml::Value as T;
-
-/// What a file set, as scenario keys and TOML values, and what it holds that the model does
-/// not act on.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Imported {
-    pub set: Vec<(String, T)>,
-    /// Where in the file each of `set` came from (a JSON path), in the same order, so that
-    /// a value the scenario's validation refuses is reported where the user wrote it.
-    pub from: Vec<String>,
-    pub warnings: Vec<String>,
-}
-
-impl Imported {
-    pub(super) fn put(&mut self, key: &str, v: T, from: impl Into<String>) {
-        self.set.push((key.to_string(), v));
-        self.from.push(from.into());
-    }
-
-    /// The JSON path a scenario key (or a key under it) was imported from.
-    pub fn source_of(&self, key: &str) -> Option<&str> {
-        self.set
-            .iter()
-            .zip(&self.from)
-            .find(|((k, _), _)| key == k || key.strip_prefix(k.as_str()).is_some_and(|r| r.starts_with('.')))
-            .map(|(_, f)| f.as_str())
-    }
-
-    pub(super) fn warn(&mut self, w: impl Into<String>) {
-        self.warnings.push(w.into());
-    }
-
-    /// The settings as a TOML table (`switch.*`, `pfc.*`), to merge under a scenario's own.
-    pub fn fragment(&self) -> toml::Table {
-        let mut root = toml::Table::new();
-        for (key, v) in &self.set {
-            let mut t = &mut root;
-            let mut parts: Vec<&str> = key.split('.').collect();
-            let last = parts.pop().unwrap_or_default();
-            for p in parts {
-                t = t
-                    .entry(p)
-                    .or_insert_with(|| T::Table(toml::Table::new()))
-                    .as_table_mut()
-                    .expect("import keys nest tables only");
-            }
-            t.insert(last.to_string(), v.clone());
-        }
-        root
-    }
-}
 
 /// Tables read, and the fields of each the model acts on.
 const READ: &[(&str, &[&str])] = &[

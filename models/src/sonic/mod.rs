@@ -14,10 +14,12 @@
 
 pub mod export;
 pub mod import;
+mod imported;
 mod pfcwd;
 mod schema;
 
-pub use import::{Imported, import};
+pub use import::import;
+pub use imported::Imported;
 
 use serde_json::{Map, Value};
 

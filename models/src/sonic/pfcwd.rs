@@ -2,8 +2,7 @@
 //! (`pfc.watchdog_action`; SONiC's default when a port's entry names none is `drop`, as
 //! `show pfcwd config` prints it) and restoration time (`pfc.watchdog_restore`), in ms.
 
-use super::import::Imported;
-use super::{JsonError, err, int, table, text};
+use super::{Imported, JsonError, err, int, table, text};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 use toml::Value as T;

@@ -191,7 +191,8 @@ fn import_export_import_gives_the_same_settings() {
         )
         .unwrap();
         let v = &s.variants[0];
-        let json = super::export::export(&s, v, 0).unwrap();
+        let (sw, pfc) = v.switch_settings(0);
+        let json = super::export::export(sw, pfc, &s.switch_cables(0).unwrap()).unwrap();
         let again = settings(&serde_json::to_string(&json).unwrap());
         assert_eq!(first, again, "{file}: round trip");
     }

@@ -1,10 +1,10 @@
 //! `[switch]`: the switch model's configuration as written, its checks, and the MMU
 //! parameters it resolves to (an ASIC profile with per-key overrides).
 
-use super::asic::Asic;
 use super::ecn::EcnConfig;
 use super::mmu::MmuParams;
 use super::trim;
+use crate::asic::Asic;
 use crate::error::FieldError;
 use crate::prio::PrioMask;
 use crate::routing::Routing;
@@ -57,7 +57,7 @@ pub struct SwitchConfig {
     pub latency: sim_core::Duration,
     /// Transmission selection between priorities: strict, or DWRR weights (`scheduler.rs`).
     #[serde(default)]
-    pub scheduler: super::scheduler::SchedulerConfig,
+    pub scheduler: crate::scheduler::SchedulerConfig,
     /// Time for routing to converge after a cable fails or is repaired.
     #[serde(default = "default_failover")]
     pub failover: sim_core::Duration,

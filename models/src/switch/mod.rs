@@ -15,14 +15,12 @@
 //! [`Switch::receive`], [`Switch::dequeued`] and [`Switch::departed`] are the whole switch:
 //! they act on the switch's own ports and buffer and say what the run must do next (queue,
 //! drop with a reason, send XOFF or XON), so a switch can be tested alone. ASIC buffer
-//! architectures are named profiles ([`asic`]) overridable key by key ([`config`]).
+//! architectures are named profiles ([`crate::asic`]) overridable key by key ([`config`]).
 
-pub mod asic;
 pub mod buffers;
 pub mod config;
 pub mod ecn;
 pub mod mmu;
-pub mod scheduler;
 pub mod trim;
 
 pub use buffers::{SwitchBuffers, SwitchLayout, build_buffers};

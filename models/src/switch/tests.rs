@@ -2,6 +2,7 @@
 //! values from the configured sizes (cells, thresholds, headroom).
 
 use super::*;
+use crate::asic;
 use crate::ids::FlowId;
 use crate::network::Network;
 use crate::packet::{Charge, UET_DATA_HEADERS, flags, roce_data_frame, uet_data_frame};

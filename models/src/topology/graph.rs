@@ -20,8 +20,8 @@
 //! ```
 
 use super::{LinkConfig, NodeKind, Topology};
+use crate::asic::Asic;
 use crate::error::FieldError;
-use crate::switch::asic::Asic;
 use serde::Deserialize;
 use sim_core::{BitRate, Duration, Length};
 use std::collections::HashMap;

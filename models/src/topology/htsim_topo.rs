@@ -13,7 +13,7 @@
 //! tier (the cables below it); switch latencies other than 0 are refused, as the model's
 //! pipeline latency is `switch.latency`.
 
-use super::build::{FatTree, LeafSpine, clos2, clos3};
+use super::clos::{FatTree, LeafSpine, clos2, clos3};
 use super::{LinkConfig, Topology};
 use crate::error::FieldError;
 use sim_core::{BitRate, Duration};

@@ -174,7 +174,7 @@ pub struct NodeSpec {
     pub name: String,
     pub kind: NodeKind,
     /// A graph's switch may name its ASIC profile (over `[switch]`'s).
-    pub asic: Option<crate::switch::asic::Asic>,
+    pub asic: Option<crate::asic::Asic>,
 }
 
 /// A full-duplex cable between nodes `a` and `b`.
@@ -380,6 +380,7 @@ fn links_check(key: &str, links: u128) -> Result<(), FieldError> {
 }
 
 mod build;
+mod clos;
 pub mod graph;
 mod htsim_topo;
 mod rail;

@@ -27,14 +27,15 @@ pub struct FlowCap {
 
 impl FlowCap {
     /// The cap for a scenario that already has `have` flows, under `memory` (bytes, and
-    /// where the limit comes from) when one applies.
-    pub fn new(have: usize, memory: Option<(u64, &str)>) -> FlowCap {
+    /// where the limit comes from) when one applies, at `per_flow` bytes a flow (the
+    /// scenario's memory estimate, `scenario::budget::per_flow`).
+    pub fn new(have: usize, memory: Option<(u64, &str)>, per_flow: u64) -> FlowCap {
         let mut cap = FlowCap {
             flows: MAX_FLOWS,
             why: format!("the {MAX_FLOWS} a scenario may have"),
         };
         if let Some((bytes, source)) = memory {
-            let per = crate::budget::per_flow();
+            let per = per_flow.max(1);
             let fit = usize::try_from(bytes / per).unwrap_or(usize::MAX);
             if fit < cap.flows {
                 cap = FlowCap {
@@ -111,7 +112,7 @@ impl WorkloadConfig {
         streams: &RngStreams,
         dir: &Path,
     ) -> Result<Vec<FlowSpec>, FieldError> {
-        self.generate_with_job(index, topo, streams, dir, &FlowCap::new(0, None))
+        self.generate_with_job(index, topo, streams, dir, &FlowCap::new(0, None, 1))
             .map(|g| g.0)
     }
 

@@ -244,12 +244,12 @@ mod tests {
     use super::*;
 
     fn any() -> super::super::FlowCap {
-        super::super::FlowCap::new(0, None)
+        super::super::FlowCap::new(0, None, 1)
     }
 
     #[test]
     fn a_matrix_past_the_cap_is_refused_as_it_is_read() {
-        let cap = super::super::FlowCap::new(0, Some((3 * crate::budget::per_flow(), "run.max_memory")));
+        let cap = super::super::FlowCap::new(0, Some((3 * 100, "run.max_memory")), 100);
         let e = parse(
             "Nodes 2\n0->1 size 10\n1->0 size 10\n0->1 size 10\n0->1 size 10\n",
             2,

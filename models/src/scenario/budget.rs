@@ -9,7 +9,7 @@
 //! files, which are built in memory before they are written. It is an upper bound on what
 //! each cap allows, not a prediction of the peak: a run usually needs less.
 
-use crate::scenario::{Scenario, Variant};
+use super::{Scenario, Variant};
 use crate::topology::NodeKind;
 use std::mem::size_of;
 

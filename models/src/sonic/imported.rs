@@ -1,0 +1,54 @@
+//! What a `config_db.json` set: scenario keys with their values and the JSON paths they came
+//! from, and warnings for what the model does not act on.
+
+use toml::Value as T;
+
+/// What a file set, as scenario keys and TOML values, and what it holds that the model does
+/// not act on.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Imported {
+    pub set: Vec<(String, T)>,
+    /// Where in the file each of `set` came from (a JSON path), in the same order, so that
+    /// a value the scenario's validation refuses is reported where the user wrote it.
+    pub from: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+impl Imported {
+    pub(crate) fn put(&mut self, key: &str, v: T, from: impl Into<String>) {
+        self.set.push((key.to_string(), v));
+        self.from.push(from.into());
+    }
+
+    /// The JSON path a scenario key (or a key under it) was imported from.
+    pub fn source_of(&self, key: &str) -> Option<&str> {
+        self.set
+            .iter()
+            .zip(&self.from)
+            .find(|((k, _), _)| key == k || key.strip_prefix(k.as_str()).is_some_and(|r| r.starts_with('.')))
+            .map(|(_, f)| f.as_str())
+    }
+
+    pub(crate) fn warn(&mut self, w: impl Into<String>) {
+        self.warnings.push(w.into());
+    }
+
+    /// The settings as a TOML table (`switch.*`, `pfc.*`), to merge under a scenario's own.
+    pub fn fragment(&self) -> toml::Table {
+        let mut root = toml::Table::new();
+        for (key, v) in &self.set {
+            let mut t = &mut root;
+            let mut parts: Vec<&str> = key.split('.').collect();
+            let last = parts.pop().unwrap_or_default();
+            for p in parts {
+                t = t
+                    .entry(p)
+                    .or_insert_with(|| T::Table(toml::Table::new()))
+                    .as_table_mut()
+                    .expect("import keys nest tables only");
+            }
+            t.insert(last.to_string(), v.clone());
+        }
+        root
+    }
+}
