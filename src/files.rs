@@ -18,9 +18,15 @@ pub fn create(path: &Path) -> Result<std::io::BufWriter<std::fs::File>> {
     Ok(std::io::BufWriter::with_capacity(1 << 16, f))
 }
 
-/// Crash testing: with `SIM_TEST_KILL_AT=N` in the environment, the process kills itself
+/// Crash testing (the `crash-test` feature, which the test suite builds with and release
+/// binaries do not): with `SIM_TEST_KILL_AT=N` in the environment, the process kills itself
 /// (SIGKILL, no clean-up) at the N-th step of writing results (each file, and each rename of
 /// the results directory), so tests can check that every step leaves complete results.
+#[cfg(not(feature = "crash-test"))]
+#[inline(always)]
+pub fn fault_point() {}
+
+#[cfg(feature = "crash-test")]
 pub fn fault_point() {
     use std::sync::atomic::{AtomicU64, Ordering};
     static STEP: AtomicU64 = AtomicU64::new(0);

@@ -149,7 +149,7 @@ pub fn write_results(
                 &opt(f.sender_fct_ns),
                 &format!("{:.3}", f.ideal_fct_ns),
                 &f.slowdown.map(|s| format!("{s:.6}")).unwrap_or_default(),
-                &f.status,
+                &f.status.to_string(),
             ])?;
         }
     }
@@ -241,7 +241,7 @@ fn event_rows(
                 port,
                 Cell::int(e.prio.into()).as_bytes(),
                 flow.as_ref().map_or(&b""[..], Cell::as_bytes),
-                e.event.as_bytes(),
+                e.event.name().as_bytes(),
                 e.reason.as_bytes(),
             ])?;
         }

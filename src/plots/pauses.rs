@@ -5,6 +5,7 @@
 use super::chart::{Quantity, Scale, tick};
 use super::{Outcome, Run, VariantData, png_sized};
 use anyhow::Result;
+use models::telemetry::Trace;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -26,10 +27,10 @@ fn intervals(d: &VariantData, end: f64) -> BTreeMap<(u32, u8), Vec<(f64, f64)>> 
     for r in d.telemetry.log.rows() {
         let t = r.time.as_ns_f64();
         match r.event {
-            "xoff" => {
+            Trace::Xoff => {
                 open.entry((r.port.0, r.prio)).or_insert(t);
             }
-            "xon" => {
+            Trace::Xon => {
                 if let Some(s) = open.remove(&(r.port.0, r.prio)) {
                     bars.entry((r.port.0, r.prio)).or_default().push((s, t));
                 }

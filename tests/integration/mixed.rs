@@ -122,7 +122,7 @@ fn pfc_pauses_only_the_rocev2_class_and_trimming_cuts_only_uet() {
         r.summary.drops, 0,
         "lossless RoCEv2 lost nothing, trimmed UET nothing whole"
     );
-    assert!(r.flows[..4].iter().all(|f| f.status == "completed"));
+    assert!(r.flows[..4].iter().all(|f| f.status.is_completed()));
 }
 
 #[test]

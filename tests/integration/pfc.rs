@@ -14,13 +14,13 @@ pub fn cycles(sim: &Sim) -> (Vec<f64>, Vec<f64>) {
     for r in sim.log.rows() {
         let t = r.time.as_ns_f64();
         match r.event {
-            "xoff" => {
+            models::telemetry::Trace::Xoff => {
                 if let Some(prev) = last_xoff.insert(r.port, t) {
                     period.push(t - prev);
                 }
                 open.insert(r.port, t);
             }
-            "xon" => {
+            models::telemetry::Trace::Xon => {
                 if let Some(start) = open.remove(&r.port) {
                     off.push(t - start);
                 }

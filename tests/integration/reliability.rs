@@ -195,7 +195,7 @@ fn an_event_limit_stops_the_run_exactly_there_and_lists_what_is_unfinished() {
     assert!(
         r.flows
             .iter()
-            .all(|f| f.status.contains("stopped by run.max_events"))
+            .all(|f| f.status.to_string().contains("stopped by run.max_events"))
     );
 }
 

@@ -144,6 +144,7 @@ fn a_sender_cut_off_for_good_gives_up_after_its_timeout_retries() {
     assert!(
         r.flows[0]
             .status
+            .to_string()
             .contains("gave up after 6 retransmission timeouts"),
         "{}",
         r.flows[0].status

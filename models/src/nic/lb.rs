@@ -123,10 +123,6 @@ impl EvSelector {
             self.recycled.push_back(entropy ^ self.base);
         }
     }
-
-    pub fn is_spraying(&self) -> bool {
-        self.kind != LbKind::Ecmp
-    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 use super::{FlowRecord, ns, stop_text};
 use crate::sim::Sim;
+use std::fmt;
 
 pub(super) fn flow_records(sim: &Sim) -> Vec<FlowRecord> {
     sim.flows
@@ -13,8 +14,8 @@ pub(super) fn flow_records(sim: &Sim) -> Vec<FlowRecord> {
             let start = f.started.unwrap_or(f.spec.start);
             let fct = f.finish.map(|t| (t - start).as_ns_f64());
             let status = match f.finish {
-                Some(_) => "completed".to_string(),
-                None => format!("unfinished: {}", unfinished_reason(sim, f).1),
+                Some(_) => FlowStatus::Completed,
+                None => FlowStatus::Unfinished(unfinished(sim, f)),
             };
             FlowRecord {
                 flow_id: i as u32,
@@ -34,12 +35,86 @@ pub(super) fn flow_records(sim: &Sim) -> Vec<FlowRecord> {
         .collect()
 }
 
-/// Why a flow did not finish, in a few words (what summary.json's `incomplete` counts) and in
-/// full (flows.csv's `status`).
-pub(super) fn unfinished_reason(sim: &Sim, f: &crate::nic::Flow) -> (&'static str, String) {
+/// How a flow ended: flows.csv's `status`, written as `completed` or `unfinished: <why>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FlowStatus {
+    Completed,
+    Unfinished(Unfinished),
+}
+
+/// Why a flow did not finish: the cause, and the sentence flows.csv gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unfinished {
+    pub why: Why,
+    pub detail: String,
+}
+
+/// The causes of an unfinished flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// It waits for flows (a collective's data, a `.cm` trigger) that never completed.
+    Waiting,
+    /// Its start time is past the end of the run.
+    NeverStarted,
+    /// No route from its source to its destination.
+    NoRoute,
+    /// Its sender gave up after `nic.rto_retries` timeouts.
+    GaveUp,
+    /// Packets were dropped and recovery did not complete.
+    Lost,
+    /// A limit, a deadlock or Ctrl-C stopped the run while it was sending.
+    Stopped,
+    /// Nothing stopped the run, nothing was lost, and yet events ran out while it was
+    /// sending: the simulator lost track of it (what the `flows_accounted` invariant catches).
+    Stalled,
+}
+
+impl Why {
+    /// A few words, as summary.json's `incomplete` counts flows by cause.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Why::Waiting => "never started, waiting for flows that never completed",
+            Why::NeverStarted => "never started",
+            Why::NoRoute => "had no route",
+            Why::GaveUp => "gave up after nic.rto_retries timeouts",
+            Why::Lost => "lost packets and did not recover",
+            Why::Stopped => "were in progress when the run stopped",
+            Why::Stalled => "were in progress when events ran out",
+        }
+    }
+}
+
+impl FlowStatus {
+    pub fn is_completed(&self) -> bool {
+        matches!(self, FlowStatus::Completed)
+    }
+}
+
+impl serde::Serialize for FlowStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl fmt::Display for FlowStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FlowStatus::Completed => f.write_str("completed"),
+            FlowStatus::Unfinished(u) => write!(f, "unfinished: {}", u.detail),
+        }
+    }
+}
+
+/// Why `f` did not finish.
+fn unfinished(sim: &Sim, f: &crate::nic::Flow) -> Unfinished {
+    let (why, detail) = unfinished_reason(sim, f);
+    Unfinished { why, detail }
+}
+
+fn unfinished_reason(sim: &Sim, f: &crate::nic::Flow) -> (Why, String) {
     if f.waiting > 0 {
         return (
-            "never started, waiting for flows that never completed",
+            Why::Waiting,
             format!(
                 "never started: waiting for {} more of flows {:?} to complete",
                 f.waiting,
@@ -49,20 +124,20 @@ pub(super) fn unfinished_reason(sim: &Sim, f: &crate::nic::Flow) -> (&'static st
     }
     if f.port.is_none() && f.spec.start > sim.totals.end_time {
         return match &sim.stopped {
-            Some(s) => ("never started", format!("never started ({})", stop_text(s))),
-            None => ("never started", "never started".into()),
+            Some(s) => (Why::NeverStarted, format!("never started ({})", stop_text(s))),
+            None => (Why::NeverStarted, "never started".into()),
         };
     }
     if f.port.is_none() {
         return (
-            "had no route",
+            Why::NoRoute,
             format!("no route from h{} to h{}", f.spec.src.0, f.spec.dst.0),
         );
     }
     let progress = format!("{} of {} bytes delivered", f.received_bytes, f.spec.size);
     if f.gave_up {
         return (
-            "gave up after nic.rto_retries timeouts",
+            Why::GaveUp,
             format!(
                 "the sender gave up after {} retransmission timeouts in a row without progress (nic.rto_retries; {progress})",
                 sim.variant.nic.rto_retries + 1
@@ -71,7 +146,7 @@ pub(super) fn unfinished_reason(sim: &Sim, f: &crate::nic::Flow) -> (&'static st
     }
     if f.dropped_packets > 0 && sim.stopped.is_none() {
         return (
-            "lost packets and did not recover",
+            Why::Lost,
             format!(
                 "{} of its packets were dropped and recovery did not complete ({progress})",
                 f.dropped_packets
@@ -80,7 +155,7 @@ pub(super) fn unfinished_reason(sim: &Sim, f: &crate::nic::Flow) -> (&'static st
     }
     match &sim.stopped {
         Some(s) => (
-            "were in progress when the run stopped",
+            Why::Stopped,
             format!(
                 "in progress when the run was {s_text} ({} of {} bytes delivered)",
                 f.received_bytes,
@@ -89,7 +164,7 @@ pub(super) fn unfinished_reason(sim: &Sim, f: &crate::nic::Flow) -> (&'static st
             ),
         ),
         None => (
-            "were in progress when events ran out",
+            Why::Stalled,
             format!(
                 "in progress when events ran out ({} of {} bytes delivered)",
                 f.received_bytes, f.spec.size
@@ -100,23 +175,27 @@ pub(super) fn unfinished_reason(sim: &Sim, f: &crate::nic::Flow) -> (&'static st
 
 /// Why a run that was not stopped left flows unfinished, as summary.json's `incomplete`
 /// says it: `"800 of 960 flows unfinished: 800 gave up after nic.rto_retries timeouts"`.
-pub(super) fn unfinished_summary(sim: &Sim) -> Option<String> {
-    let mut counts: Vec<(&'static str, usize)> = Vec::new();
-    for f in sim.flows.iter().filter(|f| f.finish.is_none()) {
-        let (why, _) = unfinished_reason(sim, f);
-        match counts.iter_mut().find(|(w, _)| *w == why) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((why, 1)),
+pub(super) fn unfinished_summary(flows: &[FlowRecord]) -> Option<String> {
+    let mut counts: Vec<(Why, usize)> = Vec::new();
+    for f in flows {
+        if let FlowStatus::Unfinished(u) = &f.status {
+            match counts.iter_mut().find(|(w, _)| *w == u.why) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((u.why, 1)),
+            }
         }
     }
     if counts.is_empty() {
         return None;
     }
     let n: usize = counts.iter().map(|(_, n)| n).sum();
-    let parts: Vec<String> = counts.iter().map(|(w, c)| format!("{c} {w}")).collect();
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|(w, c)| format!("{c} {}", w.summary()))
+        .collect();
     Some(format!(
         "{n} of {} flows unfinished: {} (flows.csv has each one's reason)",
-        sim.flows.len(),
+        flows.len(),
         parts.join(", ")
     ))
 }

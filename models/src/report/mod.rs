@@ -3,6 +3,7 @@
 
 mod counters;
 mod flows;
+pub use flows::{FlowStatus, Unfinished, Why};
 mod invariants;
 pub mod jobs;
 mod sonic;
@@ -31,7 +32,7 @@ pub struct FlowRecord {
     pub ideal_fct_ns: f64,
     pub slowdown: Option<f64>,
     /// `completed`, or `unfinished: <reason>`.
-    pub status: String,
+    pub status: FlowStatus,
 }
 
 /// One row of `counters.csv`. Names are shared between rows (a large fabric has some
@@ -232,12 +233,6 @@ impl SonicRecord {
     }
 }
 
-impl VariantSummary {
-    pub fn invariants_hold(&self) -> bool {
-        self.invariants.iter().all(|i| i.ok)
-    }
-}
-
 /// Everything one variant's run produced.
 pub struct VariantReport {
     pub summary: VariantSummary,
@@ -323,7 +318,7 @@ impl VariantReport {
                 .stopped
                 .as_ref()
                 .map(stop_text)
-                .or_else(|| flows::unfinished_summary(sim)),
+                .or_else(|| flows::unfinished_summary(&flows)),
             ending: Ending::of(sim),
             pfc_storms: sim.watch.storms_total,
             pfc_storm_list,

@@ -273,17 +273,17 @@ fn switches(net: &Network, variant: &Variant) -> Vec<Switch> {
 }
 
 /// The class each switch's tier gives each DSCP, when some tier classifies by DSCP: one
-/// table per tier (`[switch]` first), `u8::MAX` to keep the frame's class.
-fn dscp_classes(variant: &Variant) -> Option<Vec<[u8; 64]>> {
+/// table per tier (`[switch]` first), None to keep the frame's class.
+fn dscp_classes(variant: &Variant) -> Option<Vec<crate::switch::DscpClasses>> {
     let dscp = variant.nic.trust == crate::nic::Trust::Dscp;
-    let tables: Vec<Option<[u8; 64]>> = variant
+    let tables: Vec<Option<crate::switch::DscpClasses>> = variant
         .switch_configs()
         .map(|(s, _)| s.dscp_classes(dscp).expect("checked at validation"))
         .collect();
     if tables.iter().all(Option::is_none) {
         return None;
     }
-    Some(tables.into_iter().map(|t| t.unwrap_or([u8::MAX; 64])).collect())
+    Some(tables.into_iter().map(|t| t.unwrap_or([None; 64])).collect())
 }
 
 /// The NIC receive buffer of every host port, where the variant has them.

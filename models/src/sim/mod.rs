@@ -167,7 +167,7 @@ pub struct Sim<'a> {
     network_rtt: Duration,
     /// The class switches give each DSCP (`u8::MAX`: keep the frame's), when they classify
     /// by DSCP: one table per tier (`[switch]` first).
-    dscp_classes: Option<Vec<[u8; 64]>>,
+    dscp_classes: Option<Vec<crate::switch::DscpClasses>>,
     /// 1.5 BDP per host: RCCC's speculative credit.
     uet_maxwnd: Vec<u64>,
     /// RCCC credit pacers, per receiving host.
@@ -471,9 +471,9 @@ impl Sim<'_> {
             let (pg, xoff, xoff_group) = match net.roles[net.port_node[p.idx()].idx()] {
                 Role::Switch(s) if with_pg => {
                     let (pg, xoff, slice) = switches[s.idx()].pg_sample(p);
-                    (pg, xoff, s.0 << 8 | slice)
+                    (pg, xoff, Some(s.0 << 8 | slice))
                 }
-                _ => (0, 0, u32::MAX),
+                _ => (0, 0, None),
             };
             crate::telemetry::PortSample {
                 queue: port.occupancy(),
@@ -508,7 +508,7 @@ impl Sim<'_> {
 
     /// Log an event at port `at` (`PortId::NONE` when none).
     #[inline]
-    fn log(&mut self, at: PortId, pkt: &Packet, event: &'static str, reason: &'static str) {
+    fn log(&mut self, at: PortId, pkt: &Packet, event: crate::telemetry::Trace, reason: &'static str) {
         let flow = if pkt.kind == Kind::Pause {
             FlowId::NONE
         } else {
@@ -526,7 +526,7 @@ impl Sim<'_> {
 
     /// Account a packet leaving the fabric unseen, lost at port `at`.
     fn drop(&mut self, pkt: Packet, reason: DropReason, at: PortId) {
-        self.log(at, &pkt, "drop", reason.name());
+        self.log(at, &pkt, crate::telemetry::Trace::Drop, reason.name());
         self.totals.dropped_packets += 1;
         self.totals.dropped_bytes += pkt.frame as u64;
         self.totals.drops_by_reason[reason as usize] += 1;

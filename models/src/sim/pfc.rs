@@ -15,7 +15,7 @@ impl Sim<'_> {
             port,
             prio,
             flow: crate::ids::FlowId::NONE,
-            event: "xoff",
+            event: crate::telemetry::Trace::Xoff,
             reason: "ingress buffer over its XOFF threshold",
         });
         self.net.ports[port.idx()].xoff.enter(self.now, prio);
@@ -38,7 +38,7 @@ impl Sim<'_> {
             port,
             prio,
             flow: crate::ids::FlowId::NONE,
-            event: "xon",
+            event: crate::telemetry::Trace::Xon,
             reason: "ingress buffer drained below XON",
         });
         let storm = self.net.ports[port.idx()]

@@ -199,7 +199,7 @@ impl Sim<'_> {
             port: q,
             prio,
             flow: crate::ids::FlowId::NONE,
-            event: "pfcwd_storm",
+            event: crate::telemetry::Trace::PfcwdStorm,
             reason: action.name(),
         });
         if action == WatchdogAction::Alert {
@@ -310,7 +310,7 @@ impl Sim<'_> {
             port: q,
             prio,
             flow: crate::ids::FlowId::NONE,
-            event: "pfcwd_restore",
+            event: crate::telemetry::Trace::PfcwdRestore,
             reason: "no PFC frame for the restoration time",
         });
     }

@@ -143,8 +143,9 @@ impl Sim<'_> {
                 .get(s.idx())
                 .copied()
                 .unwrap_or(0);
-            let c = classes[tier as usize][pkt.dscp as usize & 63];
-            if c != u8::MAX && pkt.kind != Kind::Pause {
+            if let Some(c) = classes[tier as usize][pkt.dscp as usize & 63]
+                && pkt.kind != Kind::Pause
+            {
                 pkt.prio = c;
             }
         }
@@ -175,7 +176,12 @@ impl Sim<'_> {
         if let Some((out, cut)) = a.trimmed {
             self.totals.trimmed += 1;
             self.totals.trimmed_bytes += cut as u64;
-            self.log(out, &pkt, "trim", "queue over the trim threshold or full");
+            self.log(
+                out,
+                &pkt,
+                crate::telemetry::Trace::Trim,
+                "queue over the trim threshold or full",
+            );
         }
         match a.verdict {
             Verdict::Dropped { reason, at, adequate } => {

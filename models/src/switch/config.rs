@@ -87,15 +87,16 @@ impl SwitchConfig {
         self.sonic_counters.unwrap_or(self.sonic.is_some())
     }
 
-    /// The class of each DSCP at a switch's ingress (None: frames keep their 802.1Q class),
-    /// given whether the NICs send untagged (`nic.trust = "dscp"`).
-    pub fn dscp_classes(&self, untagged: bool) -> Result<Option<[u8; 64]>, FieldError> {
-        let mut m: [u8; 64] = std::array::from_fn(|d| (d >> 3) as u8);
+    /// The class of each DSCP at a switch's ingress (None: frames keep their 802.1Q class;
+    /// a DSCP mapped to None keeps it too), given whether the NICs send untagged
+    /// (`nic.trust = "dscp"`).
+    pub fn dscp_classes(&self, untagged: bool) -> Result<Option<DscpClasses>, FieldError> {
+        let mut m: DscpClasses = std::array::from_fn(|d| Some((d >> 3) as u8));
         match &self.dscp_to_tc {
             None if !untagged => return Ok(None),
             None => {}
             Some(map) => {
-                let mut keep: [u8; 64] = [u8::MAX; 64];
+                let mut keep: DscpClasses = [None; 64];
                 for (k, &tc) in map {
                     let key = format!("switch.dscp_to_tc.{k}");
                     let d: usize = k
@@ -106,13 +107,13 @@ impl SwitchConfig {
                     if tc > 7 {
                         return Err(FieldError::new(&key, format!("a class 0..=7, got {tc}")));
                     }
-                    keep[d] = tc;
+                    keep[d] = Some(tc);
                 }
                 for d in 0..64 {
-                    if keep[d] != u8::MAX {
+                    if keep[d].is_some() {
                         m[d] = keep[d];
                     } else if !untagged {
-                        m[d] = u8::MAX; // unlisted: keep the tag's class
+                        m[d] = None; // unlisted: keep the tag's class
                     }
                 }
             }
@@ -120,6 +121,9 @@ impl SwitchConfig {
         Ok(Some(m))
     }
 }
+
+/// The class a switch gives each DSCP, or None where the frame keeps its own.
+pub type DscpClasses = [Option<u8>; 64];
 
 impl Default for SwitchConfig {
     fn default() -> Self {

@@ -24,7 +24,7 @@ pub mod mmu;
 pub mod trim;
 
 pub use buffers::{SwitchBuffers, SwitchLayout, build_buffers};
-pub use config::SwitchConfig;
+pub use config::{DscpClasses, SwitchConfig};
 
 use crate::drop::DropReason;
 use crate::ids::{HostId, NodeId, PortId, SwitchId};

@@ -12,6 +12,37 @@
 use crate::ids::{FlowId, PortId};
 use sim_core::Time;
 
+/// What happened, as `events.csv`'s `event` column names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trace {
+    /// A frame dropped (the reason says why).
+    Drop,
+    /// A data frame trimmed to its headers.
+    Trim,
+    /// An ingress priority group entered XOFF (its peer is paused).
+    Xoff,
+    /// It drained below XON (its peer is released).
+    Xon,
+    /// The PFC watchdog found a storm on a queue.
+    PfcwdStorm,
+    /// The watchdog restored a queue.
+    PfcwdRestore,
+}
+
+impl Trace {
+    /// The name `events.csv` writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Trace::Drop => "drop",
+            Trace::Trim => "trim",
+            Trace::Xoff => "xoff",
+            Trace::Xon => "xon",
+            Trace::PfcwdStorm => "pfcwd_storm",
+            Trace::PfcwdRestore => "pfcwd_restore",
+        }
+    }
+}
+
 /// One row of `events.csv`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LogRow {
@@ -21,7 +52,7 @@ pub struct LogRow {
     pub prio: u8,
     /// The flow (`FlowId::NONE`: none, e.g. a PFC transition).
     pub flow: FlowId,
-    pub event: &'static str,
+    pub event: Trace,
     pub reason: &'static str,
 }
 
@@ -34,7 +65,7 @@ pub const LOG_ROW_BYTES: usize = 25;
 const CHUNK: usize = 64 << 10;
 
 /// What a row says besides where and when.
-type Kind = (&'static str, &'static str, u8);
+type Kind = (Trace, &'static str, u8);
 
 #[derive(Debug, Clone, Default)]
 pub struct EventLog {
@@ -192,7 +223,7 @@ fn take(bytes: &[u8], at: &mut usize) -> u64 {
 mod tests {
     use super::*;
 
-    fn row(time: u64, port: u32, flow: u32, prio: u8, event: &'static str) -> LogRow {
+    fn row(time: u64, port: u32, flow: u32, prio: u8, event: Trace) -> LogRow {
         LogRow {
             time: Time(time),
             port: PortId(port),
@@ -206,7 +237,7 @@ mod tests {
     #[test]
     fn a_full_log_counts_what_it_cut() {
         let mut l = EventLog::new(2);
-        let r = row(1, 0, 0, 3, "drop");
+        let r = row(1, 0, 0, 3, Trace::Drop);
         for _ in 0..5 {
             l.push(r);
         }
@@ -219,14 +250,20 @@ mod tests {
         // Extremes of every field, times going back as well as forward, and enough rows to
         // fill several chunks.
         let mut want = vec![
-            row(u64::MAX, u32::MAX, u32::MAX, 255, "a"),
-            row(0, 0, 0, 0, "b"),
-            row(u64::MAX / 2 + 7, PortId::NONE.0, FlowId::NONE.0, 7, "a"),
-            row(3, 1 << 31, 127, 128, "c"),
+            row(u64::MAX, u32::MAX, u32::MAX, 255, Trace::Drop),
+            row(0, 0, 0, 0, Trace::Xoff),
+            row(u64::MAX / 2 + 7, PortId::NONE.0, FlowId::NONE.0, 7, Trace::Drop),
+            row(3, 1 << 31, 127, 128, Trace::Xon),
         ];
         for i in 0..30_000u64 {
             let t = i * 1_234_567 % 999_999_937;
-            want.push(row(t, (i * 7) as u32, (i % 300) as u32, (i % 8) as u8, "d"));
+            want.push(row(
+                t,
+                (i * 7) as u32,
+                (i % 300) as u32,
+                (i % 8) as u8,
+                Trace::Trim,
+            ));
         }
         let mut l = EventLog::new(usize::MAX);
         for &r in &want {
@@ -251,7 +288,7 @@ mod tests {
     #[test]
     fn the_largest_rows_fit_chunks_sized_to_what_the_cap_leaves() {
         // A time step of 2^63 takes ten bytes zigzagged, ids just under NONE five each.
-        let big = |t| row(t, u32::MAX - 1, u32::MAX - 1, 255, "a");
+        let big = |t| row(t, u32::MAX - 1, u32::MAX - 1, 255, Trace::Drop);
         let want = [big(1 << 63), big(0), big(1 << 63)];
         let mut l = EventLog::new(3);
         for &r in &want {

@@ -12,7 +12,7 @@ mod log;
 mod sampler;
 
 pub use flows::{Control, FlowSampler};
-pub use log::{EventLog, LOG_ROW_BYTES, LogRow};
+pub use log::{EventLog, LOG_ROW_BYTES, LogRow, Trace};
 pub use sampler::{PortSample, Sampler, Sparse, Totals};
 
 use sim_core::Duration;

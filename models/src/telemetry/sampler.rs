@@ -31,8 +31,8 @@ pub struct PortSample {
     /// The XOFF threshold of those groups now (dynamic thresholds move with the free buffer).
     pub xoff: u64,
     /// The buffer the threshold is computed from (switch and slice): ports that share one
-    /// share their XOFF series.
-    pub xoff_group: u32,
+    /// share their XOFF series. None for a port of a host.
+    pub xoff_group: Option<u32>,
 }
 
 impl Default for PortSample {
@@ -43,7 +43,7 @@ impl Default for PortSample {
             rate: BitRate(1),
             pg: 0,
             xoff: 0,
-            xoff_group: u32::MAX,
+            xoff_group: None,
         }
     }
 }
@@ -177,7 +177,7 @@ impl Sampler {
         if first {
             self.reserve();
         }
-        let mut groups: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+        let mut groups: std::collections::HashMap<Option<u32>, u32> = std::collections::HashMap::new();
         // What a line carries over the span, for the last rate seen: most ports share a rate,
         // and the 128-bit division is dearer than the rest of a port's sample.
         let (mut rate, mut can) = (None, 1);
@@ -400,7 +400,7 @@ mod tests {
                 queue: t,
                 pg: 100 * t + p.0 as u64,
                 xoff: 1_000 + t,
-                xoff_group: 0,
+                xoff_group: Some(0),
                 ..Default::default()
             });
         }
