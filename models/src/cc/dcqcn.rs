@@ -62,8 +62,10 @@
 //! already spaces them N = 50 us apart (HPCC's `dcqcn_paper` uses 50us here). (4) HPCC flags
 //! a CNP on the ACK of every marked packet and relies on the 4 us decrease check.
 
+use super::api::{Ack, CongestionControl};
 use serde::Deserialize;
 use sim_core::{BitRate, Bytes, Duration, Time};
+use std::sync::Arc;
 
 /// Named parameter sets (see the module table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -267,12 +269,7 @@ impl DcqcnConfig {
     }
 }
 
-/// What a CNP did: a rate cut, or nothing (within the monitor period; `rp_cnp_ignored`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CnpOutcome {
-    Handled,
-    Ignored,
-}
+pub use super::api::CnpOutcome;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum Inc {
@@ -461,6 +458,66 @@ impl ReactionPoint {
             self.next_timer = None;
             self.inc.byte_acc = 0;
         }
+    }
+}
+
+/// DCQCN's reaction point as a flow's congestion control: the QP's rate state and its
+/// host's parameters.
+#[derive(Debug, Clone)]
+pub struct Dcqcn {
+    rp: ReactionPoint,
+    p: Arc<DcqcnParams>,
+}
+
+impl Dcqcn {
+    /// A QP starting at `now` on a `line_rate` port.
+    pub fn new(p: Arc<DcqcnParams>, line_rate: BitRate, now: Time) -> Self {
+        Dcqcn {
+            rp: ReactionPoint::new(&p, line_rate, now),
+            p,
+        }
+    }
+
+    pub fn reaction_point(&self) -> &ReactionPoint {
+        &self.rp
+    }
+}
+
+impl CongestionControl for Dcqcn {
+    /// DCQCN ignores ACKs: it hears of congestion through CNPs only.
+    fn on_ack(&mut self, _ack: &Ack) {}
+
+    fn on_cnp(&mut self, now: Time) -> Option<CnpOutcome> {
+        Some(self.rp.on_cnp(&self.p, now))
+    }
+
+    fn on_sent(&mut self, now: Time, wire: u64) {
+        self.rp.on_sent(&self.p, now, wire);
+    }
+
+    /// Calls before `timer_due()` are stale and ignored (see [`ReactionPoint::on_timer`]).
+    fn on_timer(&mut self, now: Time) {
+        self.rp.on_timer(&self.p, now);
+    }
+
+    fn timer_due(&self) -> Option<Time> {
+        self.rp.timer_due()
+    }
+
+    fn window(&self) -> Option<u64> {
+        None
+    }
+
+    fn rate(&self) -> Option<BitRate> {
+        Some(self.rp.rate())
+    }
+
+    fn echoes_ecn(&self) -> bool {
+        false
+    }
+
+    fn control_value(&self) -> f64 {
+        self.rp.rate().0 as f64
     }
 }
 

@@ -1,8 +1,11 @@
 //! Congestion control algorithms, one per file, and the registry `nic.cc.kind` selects from.
 //!
-//! DCQCN (RoCEv2) and NSCC/RCCC (UET) live inside their transports. HPCC, Swift and DCTCP
-//! are plug-ins: each implements [`api::CongestionControl`], and [`CcConfig::build`] makes
-//! one per flow. To add your own, see [`api`] and `docs/congestion-control.md`.
+//! Every scheme implements [`api::CongestionControl`]: DCQCN's reaction point
+//! ([`dcqcn::Dcqcn`]), NSCC ([`nscc::NsccSender`]), RCCC's credit ([`rccc::RcccSender`]) and
+//! both together ([`sender::NsccRccc`]), line rate ([`sender::Line`]), and the plug-ins HPCC,
+//! Swift and DCTCP, which [`CcConfig::build`] makes. A flow holds one [`Sender`] that forwards
+//! to its scheme; [`Senders`] builds it when the flow starts. To add your own, see [`api`]
+//! and `docs/congestion-control.md`.
 
 pub mod api;
 pub mod dcqcn;
@@ -10,12 +13,15 @@ pub mod dctcp;
 pub mod hpcc;
 pub mod nscc;
 pub mod rccc;
+pub mod sender;
 pub mod swift;
+
+pub use sender::{Sender, Senders};
 
 use crate::error::FieldError;
 use dcqcn::DcqcnConfig;
-use nscc::{Nscc, NsccConfig};
-use rccc::{RcccConfig, RcccSender};
+use nscc::NsccConfig;
+use rccc::RcccConfig;
 use serde::Deserialize;
 
 /// Congestion control of the NIC's flows: `nic.cc = { kind = "...", ... }`.
@@ -111,34 +117,5 @@ impl CcConfig {
             _ => Ok(()),
         };
         params.map_err(|(key, msg)| FieldError::new(format!("{at}.{key}"), msg))
-    }
-}
-
-/// A UET flow's congestion state: NSCC's window, RCCC's credit, both, or neither.
-#[derive(Debug, Clone, Default)]
-pub struct UetCc {
-    pub nscc: Option<Nscc>,
-    pub rccc: Option<RcccSender>,
-}
-
-impl UetCc {
-    /// May a packet of `size` payload bytes go with `inflight` bytes outstanding?
-    #[inline]
-    pub fn allows(&self, inflight: u64, size: u64) -> bool {
-        self.nscc.as_ref().is_none_or(|n| n.allows(inflight, size))
-            && self.rccc.as_ref().is_none_or(|r| r.allows())
-    }
-
-    /// Bytes the sender may still put in flight before it must wait (None: no limit).
-    pub fn room(&self, inflight: u64) -> Option<u64> {
-        let window = self
-            .nscc
-            .as_ref()
-            .map(|n| (n.cwnd as u64).saturating_sub(inflight));
-        let credit = self.rccc.as_ref().map(|r| r.credit().max(0) as u64);
-        match (window, credit) {
-            (Some(w), Some(c)) => Some(w.min(c)),
-            (w, c) => w.or(c),
-        }
     }
 }

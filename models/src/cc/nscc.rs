@@ -31,8 +31,10 @@
 //! `a = BDP / 150 KB`, `b = target / 12 us`, `alpha = 4 MSS a b / target`, `fi = 5 MSS a`,
 //! `eta = 0.15 MSS a`.
 
+use super::api::{Ack, CongestionControl, SackFeedback, Trim};
 use serde::Deserialize;
 use sim_core::{BitRate, Duration, Time};
+use std::sync::Arc;
 
 /// `nic.cc = { kind = "nscc", ... }`: optional overrides of the derived parameters.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -322,6 +324,80 @@ impl Nscc {
 
     pub fn maxwnd(&self) -> f64 {
         self.maxwnd
+    }
+}
+
+/// NSCC as a flow's congestion control: its window and its host's parameters.
+#[derive(Debug, Clone)]
+pub struct NsccSender {
+    n: Nscc,
+    p: Arc<NsccParams>,
+}
+
+impl NsccSender {
+    /// A flow starting at `now` on a path of unloaded round trip `path_rtt`.
+    pub fn new(p: Arc<NsccParams>, now: Time, path_rtt: Duration) -> Self {
+        NsccSender {
+            n: Nscc::new(&p, now, path_rtt),
+            p,
+        }
+    }
+
+    pub fn nscc(&self) -> &Nscc {
+        &self.n
+    }
+
+    pub fn nscc_mut(&mut self) -> &mut Nscc {
+        &mut self.n
+    }
+
+    /// A trimmed packet's NACK; `cut`: it may shrink the window (not a last-hop trim under
+    /// RCCC, which is the receiver's credit at fault).
+    pub(super) fn trimmed(&mut self, t: &Trim, cut: bool) {
+        if t.requeued {
+            self.n.on_nack(&self.p, t.now, t.bytes, cut, t.inflight);
+        }
+    }
+}
+
+impl CongestionControl for NsccSender {
+    /// NSCC takes the selective view of each ACK ([`Self::on_sack`]).
+    fn on_ack(&mut self, _ack: &Ack) {}
+
+    fn on_sack(&mut self, s: &SackFeedback) {
+        self.n
+            .on_ack(&self.p, s.now, s.newly_acked, s.rtt, s.ecn, s.inflight);
+    }
+
+    fn on_trim(&mut self, t: &Trim) {
+        self.trimmed(t, true);
+    }
+
+    fn on_timeout(&mut self, _now: Time, lost: u64) {
+        self.n.on_timeout(&self.p, lost);
+    }
+
+    fn window(&self) -> Option<u64> {
+        Some(self.n.cwnd as u64)
+    }
+
+    fn allows(&self, inflight: u64, size: u64) -> bool {
+        self.n.allows(inflight, size)
+    }
+
+    /// When one more full packet would fill the window or not fit it (uet-htsim
+    /// `UecSrc::sendNewPacket`: `in_flight + size >= cwnd`), and on every packet of a window
+    /// under two of the receiver's coalescing units (see `nic::uet::on_sent`).
+    fn asks_ack(&self, inflight: u64, mtu: u64, ack_bytes: u64) -> bool {
+        self.n.cwnd <= (inflight + mtu) as f64 || self.n.cwnd < (2 * ack_bytes) as f64
+    }
+
+    fn loss_window(&self) -> Option<f64> {
+        Some(self.n.cwnd)
+    }
+
+    fn control_value(&self) -> f64 {
+        self.n.cwnd
     }
 }
 

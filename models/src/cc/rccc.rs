@@ -12,8 +12,9 @@
 //! 99 % of line rate never outrun the link. An incast therefore queues at the senders, not at
 //! the receiver's switch port.
 
+use super::api::{Ack, CongestionControl, SackFeedback, Trim};
 use serde::Deserialize;
-use sim_core::{BitRate, Bytes, Duration};
+use sim_core::{BitRate, Bytes, Duration, Time};
 
 /// `nic.cc = { kind = "rccc", ... }`.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -63,11 +64,12 @@ impl RcccSender {
     }
 
     #[inline]
-    pub fn allows(&self) -> bool {
+    pub fn has_credit(&self) -> bool {
         self.credit > 0
     }
 
-    pub fn on_sent(&mut self, bytes: u64) {
+    /// `bytes` went on the wire: they are paid from the credit.
+    pub fn spend(&mut self, bytes: u64) {
         self.credit -= bytes as i64;
     }
 
@@ -82,7 +84,7 @@ impl RcccSender {
     /// A credit packet arrived saying the receiver has granted `total` quanta in all: what is
     /// new in it is this sender's (a grant lost on the way is made good by the next one).
     /// Returns the bytes newly granted.
-    pub fn on_credit(&mut self, total: u64) -> u64 {
+    pub fn grant(&mut self, total: u64) -> u64 {
         self.on_feedback();
         let newly = (total * QUANTUM).saturating_sub(self.received);
         self.received += newly;
@@ -110,8 +112,56 @@ impl RcccSender {
         ((self.received + self.need(backlog, packet)).div_ceil(QUANTUM)).min(u32::MAX as u64) as u32
     }
 
-    pub fn credit(&self) -> i64 {
+    /// The credit in hand, in bytes (negative once overspent).
+    pub fn held(&self) -> i64 {
         self.credit
+    }
+}
+
+impl CongestionControl for RcccSender {
+    /// Credit, not ACKs, paces an RCCC sender; an ACK's only news is that feedback came
+    /// ([`Self::on_sack`]).
+    fn on_ack(&mut self, _ack: &Ack) {}
+
+    fn on_sack(&mut self, _s: &SackFeedback) {
+        self.on_feedback();
+    }
+
+    fn on_trim(&mut self, _t: &Trim) {
+        self.on_feedback();
+    }
+
+    fn on_sent(&mut self, _now: Time, wire: u64) {
+        self.spend(wire);
+    }
+
+    fn on_credit(&mut self, total: u64) -> u64 {
+        self.grant(total)
+    }
+
+    fn credit(&self) -> Option<i64> {
+        Some(self.credit)
+    }
+
+    fn pull_target(&self, backlog: u64, packet: u64) -> Option<u32> {
+        Some(self.target(backlog, packet))
+    }
+
+    fn window(&self) -> Option<u64> {
+        None
+    }
+
+    fn allows(&self, _inflight: u64, _size: u64) -> bool {
+        self.has_credit()
+    }
+
+    /// Once the credit is spent the sender will wait: ask for an ACK now.
+    fn asks_ack(&self, _inflight: u64, _mtu: u64, _ack_bytes: u64) -> bool {
+        self.credit <= 0
+    }
+
+    fn control_value(&self) -> f64 {
+        0.0
     }
 }
 
@@ -122,15 +172,15 @@ mod tests {
     #[test]
     fn speculation_ends_at_the_first_feedback() {
         let mut s = RcccSender::new(10_000);
-        s.on_sent(4_000);
-        assert!(s.allows());
+        s.spend(4_000);
+        assert!(s.has_credit());
         s.on_feedback();
-        assert!(!s.allows(), "positive speculative credit is dropped");
-        assert_eq!(s.on_credit(64), 16_384, "64 quanta in all");
-        assert_eq!(s.credit(), 10_000, "capped at 1.5 BDP");
-        assert_eq!(s.on_credit(64), 0, "a repeated total grants nothing");
-        s.on_sent(12_000);
-        assert!(!s.allows());
+        assert!(!s.has_credit(), "positive speculative credit is dropped");
+        assert_eq!(s.grant(64), 16_384, "64 quanta in all");
+        assert_eq!(s.held(), 10_000, "capped at 1.5 BDP");
+        assert_eq!(s.grant(64), 0, "a repeated total grants nothing");
+        s.spend(12_000);
+        assert!(!s.has_credit());
     }
 
     #[test]
@@ -144,7 +194,7 @@ mod tests {
         assert_eq!(s.need(1_000, 4_218), 4_218, "at least a packet while speculating");
         s.on_feedback();
         assert_eq!(s.need(1_000_000, 4_218), 100_000);
-        s.on_credit(62);
+        s.grant(62);
         assert_eq!(s.need(50_000, 4_218), 50_000 - 62 * 256);
         assert_eq!(s.target(50_000, 4_218), 50_000u64.div_ceil(256) as u32);
     }

@@ -27,7 +27,7 @@
 //! round trip is a microsecond, a smaller `base_target` trades that margin for a shorter
 //! queue. The window starts at the path's BDP.
 
-use super::api::{Ack, CongestionControl, Ctx};
+use super::api::{Ack, CongestionControl, Ctx, Trim};
 use serde::Deserialize;
 use sim_core::{BitRate, Duration, Time};
 
@@ -171,11 +171,11 @@ impl CongestionControl for Swift {
         }
     }
 
-    fn on_trim(&mut self, now: Time, _bytes: u64) {
-        self.on_nack(now);
+    fn on_trim(&mut self, t: &Trim) {
+        self.on_nack(t.now);
     }
 
-    fn on_timeout(&mut self, now: Time) {
+    fn on_timeout(&mut self, now: Time, _lost: u64) {
         self.retransmits += 1;
         if self.retransmits >= RETX_RESET_THRESHOLD {
             self.cut(now, 0.0);

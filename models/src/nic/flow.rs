@@ -8,7 +8,8 @@
 use super::lb::EvSelector;
 use super::roce::qp::RoceQp;
 use super::uet::pdc::UetPdc;
-use crate::cc::dcqcn::ReactionPoint;
+use crate::cc::Sender;
+use crate::cc::api::CongestionControl;
 use crate::ids::{FlowId, PortId};
 use crate::packet::{Packet, flags, roce_data_frame, uet_data_frame};
 use crate::workload::FlowSpec;
@@ -39,7 +40,6 @@ pub struct Uet {
     pub ev: EvSelector,
     /// State of a small PRNG (SplitMix64) for REPS exploration.
     pub ev_rng: u64,
-    pub cc: crate::cc::UetCc,
     /// The sender's retransmission timeout (adaptive, backed off).
     pub timer: super::uet::rto::RetxTimer,
     /// The receiver's ACK coalescing timer is scheduled.
@@ -69,7 +69,6 @@ impl Uet {
             pdc: UetPdc::new(packets),
             ev,
             ev_rng: seed,
-            cc: crate::cc::UetCc::default(),
             timer: Default::default(),
             ack_timer: false,
             last_data: (Time::ZERO, Time::ZERO, 0),
@@ -95,9 +94,8 @@ pub struct Flow {
     pub port: PortId,
     pub sched: Sched,
     pub proto: Proto,
-    /// A plug-in congestion control (HPCC, Swift, DCTCP, yours: `crate::cc::api`), built
-    /// when the flow starts.
-    pub cc: Option<Box<dyn crate::cc::api::CongestionControl>>,
+    /// Its congestion control (`crate::cc`), built when the flow starts: line rate until then.
+    pub cc: Sender,
     /// Earliest time the rate limiter lets the next packet go.
     pub next_tx: Time,
     /// When the last data packet was sent, and its wire bytes (to re-pace after a rate change).
@@ -138,16 +136,10 @@ pub struct Flow {
 }
 
 impl Flow {
-    /// The sender's control variable, for telemetry: DCQCN's current rate (bit/s) or NSCC's
-    /// window (bytes); 0 without either.
+    /// The sender's control variable, for telemetry: DCQCN's current rate (bit/s), a window
+    /// (bytes: NSCC, HPCC, Swift, DCTCP); 0 without either.
     pub fn control_value(&self) -> f64 {
-        if let Some(cc) = &self.cc {
-            return cc.window().map_or(0.0, |w| w as f64);
-        }
-        match &self.proto {
-            Proto::Roce(qp) => qp.rp.as_ref().map_or(0.0, |rp| rp.rate().0 as f64),
-            Proto::Uet(u) => u.cc.nscc.as_ref().map_or(0.0, |n| n.cwnd),
-        }
+        self.cc.control_value()
     }
 
     pub fn new(spec: FlowSpec, mtu: u32, entropy: u16, proto: Proto) -> Self {
@@ -160,7 +152,7 @@ impl Flow {
             port: PortId::NONE,
             sched: Sched::Idle,
             proto,
-            cc: None,
+            cc: Sender::Line,
             next_tx: Time::ZERO,
             last_tx: Time::ZERO,
             last_wire: 0,
@@ -214,13 +206,9 @@ impl Flow {
         }
         let transport = match &self.proto {
             Proto::Roce(q) => q.can_send(self.packets, self.mtu),
-            Proto::Uet(u) => u.pdc.has_work() && u.cc.allows(u.pdc.inflight, self.mtu as u64),
+            Proto::Uet(u) => u.pdc.has_work(),
         };
-        transport
-            && self
-                .cc
-                .as_deref()
-                .is_none_or(|c| crate::cc::api::admits(c, self.inflight(), self.mtu as u64))
+        transport && self.cc.allows(self.inflight(), self.mtu as u64)
     }
 
     /// Payload bytes sent and not yet acknowledged.
@@ -252,14 +240,6 @@ impl Flow {
     #[inline]
     pub fn bytes_before(&self, seq: u32) -> u64 {
         (seq as u64 * self.mtu as u64).min(self.spec.size)
-    }
-
-    /// DCQCN state, for RoCEv2 flows that run it.
-    pub fn rp(&mut self) -> Option<&mut ReactionPoint> {
-        match &mut self.proto {
-            Proto::Roce(q) => q.rp.as_mut(),
-            Proto::Uet(_) => None,
-        }
     }
 
     /// Build the next data packet. The caller checked `can_send`.

@@ -9,6 +9,7 @@
 //! reproducible; a change to one port's marking moves the draws of the ports after it.
 
 use super::{Event, Sim, Totals};
+use crate::cc::Senders;
 use crate::cc::nscc::NsccParams;
 use crate::ideal;
 use crate::ids::{FlowId, HostId, NodeId, PortId, SwitchId};
@@ -22,6 +23,7 @@ use crate::packet::on_wire;
 use crate::scenario::{Scenario, Variant};
 use crate::switch::Switch;
 use sim_core::{BitRate, Duration, EventQueue, RngStreams, Time};
+use std::sync::Arc;
 
 /// Unloaded round trip over `hops`: propagation both ways, a full data frame forward and a
 /// 64 B ACK back at every hop (uet-htsim `calculate_rtt`).
@@ -73,18 +75,25 @@ impl<'a> Sim<'a> {
         let hosts = net.host_node.len();
         let host_rate = |h: usize| scenario.topology.host_rate(HostId(h as u32));
         let trimming = variant.switch_configs().any(|(s, _)| s.trim.is_some());
-        let nscc: Vec<Option<NsccParams>> = (0..hosts)
+        let nscc: Vec<Option<Arc<NsccParams>>> = (0..hosts)
             .map(|h| {
                 variant
                     .nic
                     .cc_for(Transport::Uet)
                     .nscc()
-                    .map(|c| NsccParams::new(c, host_rate(h), network_rtt, mtu, trimming))
+                    .map(|c| Arc::new(NsccParams::new(c, host_rate(h), network_rtt, mtu, trimming)))
             })
             .collect();
-        let uet_maxwnd = (0..hosts)
+        let maxwnd = (0..hosts)
             .map(|h| (1.5 * host_rate(h).bytes_in(network_rtt) as f64) as u64)
             .collect();
+        let dcqcn = variant
+            .resolved
+            .dcqcn
+            .iter()
+            .map(|p| p.clone().map(Arc::new))
+            .collect();
+        let senders = Senders::new(dcqcn, nscc, maxwnd, path_rtt, path_hops, network_rtt);
         // RoCEv2's timeout is the QP's; UET's defaults to its base RTO plus six round trips.
         let rto_roce = variant.nic.rto();
         let rto = variant.nic.rto.unwrap_or(Duration::from_us(15) + network_rtt * 6);
@@ -130,12 +139,8 @@ impl<'a> Sim<'a> {
             host_counters: vec![HostCounters::default(); hosts],
             net,
             flows,
-            nscc,
-            path_rtt,
-            path_hops,
-            network_rtt,
+            senders,
             dscp_classes: dscp_classes(variant),
-            uet_maxwnd,
             pacers: vec![Pacer::default(); hosts],
             dependents,
             finished: 0,

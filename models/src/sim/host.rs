@@ -3,9 +3,10 @@
 //! buffer and go to the flow's transport (`transport.rs`), control frames go back out.
 
 use super::{Event, Sim};
+use crate::cc::api::CongestionControl;
 use crate::ids::{FlowId, HostId, PortId};
 use crate::network::Role;
-use crate::nic::{Proto, Sched, roce, uet};
+use crate::nic::{Proto, Sched, uet};
 use crate::packet::{Kind, Packet};
 use sim_core::Time;
 
@@ -26,40 +27,22 @@ impl Sim<'_> {
         let line_rate = self.net.ports[port.idx()].rate;
         let now = self.now;
         let flow = &mut self.flows[f.idx()];
-        let ctx = crate::cc::api::Ctx {
+        let start = crate::cc::sender::Start {
+            flow: f.idx(),
+            host: src.idx(),
             line_rate,
-            base_rtt: self.path_rtt[f.idx()],
-            network_rtt: self.network_rtt,
             mtu: flow.mtu(),
-            hops: self.path_hops[f.idx()] as u32,
             size: flow.spec.size,
+            now,
         };
-        flow.cc = self
+        let config = self
             .variant
             .nic
-            .cc_for(self.variant.nic.transport_of(flow.spec.prio))
-            .build(&ctx);
+            .cc_for(self.variant.nic.transport_of(flow.spec.prio));
+        flow.cc = self.senders.build(config, &start);
         flow.port = port;
         flow.next_tx = now;
         flow.started = Some(now);
-        match &flow.proto {
-            Proto::Roce(_) => roce::on_start(
-                flow,
-                self.variant.resolved.dcqcn[src.idx()].as_ref(),
-                line_rate,
-                now,
-            ),
-            Proto::Uet(_) => {
-                let rccc = self
-                    .variant
-                    .nic
-                    .cc_for(crate::nic::Transport::Uet)
-                    .rccc()
-                    .map(|_| self.uet_maxwnd[src.idx()]);
-                let path_rtt = self.path_rtt[f.idx()];
-                uet::on_start(flow, self.nscc[src.idx()].as_ref(), path_rtt, rccc, now);
-            }
-        }
         self.activate(f);
     }
 
@@ -105,26 +88,18 @@ impl Sim<'_> {
                     pkt.flags |= crate::packet::flags::CE;
                 }
             }
-            if flow.cc.as_ref().is_some_and(|c| c.wants_int()) && matches!(flow.proto, Proto::Roce(_)) {
+            if flow.cc.wants_int() && matches!(flow.proto, Proto::Roce(_)) {
                 // The source NIC adds the INT headers; switches add their records.
                 pkt.set_int_ref(self.net.int.alloc());
                 pkt.frame += crate::int::HEADER_BYTES as u16;
             }
-            let rate = match &flow.proto {
-                Proto::Roce(_) => {
-                    let dcqcn = self.variant.resolved.dcqcn[h.idx()].as_ref();
-                    roce::on_sent(flow, dcqcn, now, pkt.wire_bytes(), line_rate)
-                }
-                Proto::Uet(_) => {
-                    uet::on_sent(flow, &mut pkt, ack_bytes);
-                    line_rate
-                }
-            };
-            let rate = flow
-                .cc
-                .as_ref()
-                .and_then(|c| c.rate())
-                .map_or(rate, |r| rate.min(r));
+            // The congestion control counts the packet (DCQCN's bytes, RCCC's credit), UET
+            // states its pull target and asks for an ACK when it will soon wait for one.
+            flow.cc.on_sent(now, pkt.wire_bytes());
+            if matches!(flow.proto, Proto::Uet(_)) {
+                uet::on_sent(flow, &mut pkt, ack_bytes);
+            }
+            let rate = flow.cc.rate().map_or(line_rate, |r| r.min(line_rate));
             flow.next_tx = now + rate.tx_time(pkt.wire_bytes());
             (flow.last_tx, flow.last_wire) = (now, pkt.wire_bytes());
             if flow.can_send() {
@@ -279,10 +254,7 @@ impl Sim<'_> {
                 return;
             }
         }
-        uet::on_timeout(flow, self.nscc[src.idx()].as_ref(), lost);
-        if let Some(cc) = &mut flow.cc {
-            cc.on_timeout(now);
-        }
+        flow.cc.on_timeout(now, lost);
         flow.timeouts += 1;
         self.host_counters[src.idx()].local_ack_timeout_err += 1;
         let rto = flow.rto(t.rto, t.rto_max);

@@ -35,7 +35,6 @@ pub mod pfc_wd;
 mod transport;
 mod wire;
 
-use crate::cc::nscc::NsccParams;
 use crate::drop::DropReason;
 use crate::ideal;
 use crate::ids::{FlowId, HostId, PortId};
@@ -157,19 +156,11 @@ pub struct Sim<'a> {
     /// NIC receive buffers by port (only host ports, only when the host drains slower;
     /// boxed, so a fabric without them spends a pointer per port).
     pub rx: Vec<Option<Box<crate::nic::rx::RxBuffer>>>,
-    /// NSCC parameters per host (UET with NSCC).
-    nscc: Vec<Option<NsccParams>>,
-    /// Each flow's unloaded round trip on its path (NSCC's first base RTT).
-    path_rtt: Vec<Duration>,
-    /// Switches on each flow's path (Swift's hop scaling).
-    path_hops: Vec<u8>,
-    /// The longest unloaded round trip of any flow's path.
-    network_rtt: Duration,
-    /// The class switches give each DSCP (`u8::MAX`: keep the frame's), when they classify
+    /// What each flow's congestion control is built from when it starts.
+    senders: crate::cc::Senders,
+    /// The class switches give each DSCP (None: keep the frame's), when they classify
     /// by DSCP: one table per tier (`[switch]` first).
     dscp_classes: Option<Vec<crate::switch::DscpClasses>>,
-    /// 1.5 BDP per host: RCCC's speculative credit.
-    uet_maxwnd: Vec<u64>,
     /// RCCC credit pacers, per receiving host.
     pacers: Vec<Pacer>,
     /// Flows waiting on each flow's completion.

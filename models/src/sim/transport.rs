@@ -3,15 +3,15 @@
 //! counts what it delivered, and starts what waited for a completed flow.
 
 use super::{Event, Sim};
-use crate::cc::api::Ack;
+use crate::cc::api::{Ack, CnpOutcome, CongestionControl};
 use crate::cc::rccc::RcccConfig;
 use crate::ids::{FlowId, HostId};
 use crate::nic::{Sched, roce, uet};
 use crate::packet::Packet;
 
-/// Tell `flow`'s plug-in congestion control about an ACK; `before`: bytes acknowledged
-/// before it.
-fn plugin_ack(
+/// Tell `flow`'s congestion control about an ACK its transport has taken; `before`: bytes
+/// acknowledged before it.
+fn ack_cc(
     flow: &mut crate::nic::Flow,
     before: u64,
     now: sim_core::Time,
@@ -29,9 +29,7 @@ fn plugin_ack(
         ecn: pkt.has(crate::packet::flags::CE),
         int,
     };
-    if let Some(cc) = &mut flow.cc {
-        cc.on_ack(&ack);
-    }
+    flow.cc.on_ack(&ack);
 }
 
 impl Sim<'_> {
@@ -76,34 +74,39 @@ impl Sim<'_> {
             pkt,
             self.timers.rto_roce,
         );
-        if flow.cc.is_some() {
-            let int = pkt.int_ref();
-            let hops = if int != 0 {
-                self.net.int.get(int).hops()
-            } else {
-                &[]
-            };
-            if pkt.kind == crate::packet::Kind::Nak {
-                flow.cc.as_mut().unwrap().on_nack(self.now);
-            }
-            plugin_ack(flow, before, self.now, pkt, hops);
-            self.net.int.release(int);
-            self.repace(pkt.flow);
+        let int = pkt.int_ref();
+        let hops = if int != 0 {
+            self.net.int.get(int).hops()
+        } else {
+            &[]
+        };
+        if pkt.kind == crate::packet::Kind::Nak {
+            flow.cc.on_nack(self.now);
         }
+        ack_cc(flow, before, self.now, pkt, hops);
+        if int != 0 {
+            self.net.int.release(int);
+        }
+        self.repace(pkt.flow);
         self.activate(pkt.flow);
     }
 
-    /// DCQCN reaction point: a CNP arrived for one of this host's QPs.
+    /// A CNP arrived for one of host `h`'s QPs: its congestion control reacts (DCQCN's
+    /// reaction point: a rate cut, counted as handled or ignored).
     pub(super) fn on_cnp(&mut self, h: HostId, pkt: &Packet) {
-        if let Some(cc) = &mut self.flows[pkt.flow.idx()].cc {
-            cc.on_cnp(self.now);
-            self.arm_cc_timer(pkt.flow);
-        }
-        let Some(params) = &self.variant.resolved.dcqcn[h.idx()] else {
-            return;
-        };
         let flow = &mut self.flows[pkt.flow.idx()];
-        roce::on_cnp(flow, params, &mut self.host_counters[h.idx()], self.now);
+        let c = &mut self.host_counters[h.idx()];
+        match flow.cc.on_cnp(self.now) {
+            Some(CnpOutcome::Handled) => {
+                flow.cnp_handled += 1;
+                c.rp_cnp_handled += 1;
+            }
+            Some(CnpOutcome::Ignored) => {
+                flow.cnp_ignored += 1;
+                c.rp_cnp_ignored += 1;
+            }
+            None => {}
+        }
         self.arm_cc_timer(pkt.flow);
     }
 
@@ -112,24 +115,19 @@ impl Sim<'_> {
         if flow.cc_timer_pending {
             return;
         }
-        let plugin = flow.cc.as_ref().and_then(|c| c.timer_due());
-        if let Some(at) = plugin.or_else(|| roce::rate_timer_due(flow)) {
+        if let Some(at) = flow.cc.timer_due() {
             flow.cc_timer_pending = true;
             self.schedule(at.max(self.now), Event::CcTimer(f));
         }
     }
 
-    /// DCQCN's rate-increase timer of `f` fired.
+    /// The congestion control's timer of `f` fired (DCQCN's rate increase).
     pub(super) fn on_cc_timer(&mut self, f: FlowId) {
         let now = self.now;
         let flow = &mut self.flows[f.idx()];
         flow.cc_timer_pending = false;
-        if let Some(cc) = &mut flow.cc {
-            if cc.timer_due().is_some_and(|t| t <= now) {
-                cc.on_timer(now);
-            }
-        } else if let Some(params) = &self.variant.resolved.dcqcn[flow.spec.src.idx()] {
-            roce::on_rate_timer(flow, params, now);
+        if flow.cc.timer_due().is_some_and(|t| t <= now) {
+            flow.cc.on_timer(now);
         }
         if flow.sender_done.is_none() {
             self.arm_cc_timer(f);
@@ -137,22 +135,17 @@ impl Sim<'_> {
         self.repace(f);
     }
 
-    /// The rate of `f` went up: a flow sleeping on the old, slower pace may go earlier.
+    /// The rate of `f` went up: a flow sleeping on the old, slower pace may go earlier (a
+    /// hardware rate limiter applies a new rate at once).
     fn repace(&mut self, f: FlowId) {
         let flow = &mut self.flows[f.idx()];
         if flow.sched != Sched::Sleeping {
             return;
         }
         let line = self.net.ports[flow.port.idx()].rate;
-        let at = match flow.cc.as_ref().map(|c| c.rate()) {
-            Some(rate) => {
-                let rate = rate.map_or(line, |r| r.min(line));
-                let at = (flow.last_tx + rate.tx_time(flow.last_wire)).max(self.now);
-                (at < flow.next_tx).then_some(at)
-            }
-            None => roce::repaced(flow, line, self.now),
-        };
-        if let Some(at) = at {
+        let rate = flow.cc.rate().map_or(line, |r| r.min(line));
+        let at = (flow.last_tx + rate.tx_time(flow.last_wire)).max(self.now);
+        if at < flow.next_tx {
             flow.next_tx = at;
             let port = flow.port;
             self.nics[flow.spec.src.idx()].sleep(port.0, f, at);
@@ -192,13 +185,10 @@ impl Sim<'_> {
         let flow = &mut self.flows[pkt.flow.idx()];
         let src = flow.spec.src;
         let rto = flow.rto(t.rto, t.rto_max);
-        let nscc = self.nscc[src.idx()].as_ref();
         let before = flow.acked_bytes();
-        let out = uet::on_ack(flow, nscc, self.now, pkt, rto, self.uet_maxwnd[src.idx()]);
-        if flow.cc.is_some() {
-            plugin_ack(flow, before, self.now, pkt, &[]);
-            self.repace(pkt.flow);
-        }
+        let out = uet::on_ack(flow, self.now, pkt, rto, self.senders.maxwnd(src.idx()));
+        ack_cc(flow, before, self.now, pkt, &[]);
+        self.repace(pkt.flow);
         if out.lost > 0 {
             self.request_credit_now(pkt.flow);
         }
@@ -219,13 +209,8 @@ impl Sim<'_> {
     /// UET sender: a NACK for a trimmed packet: resend it at once (on the next EV).
     pub(super) fn on_uet_nack(&mut self, pkt: &Packet) {
         let flow = &mut self.flows[pkt.flow.idx()];
-        let src = flow.spec.src;
-        let c = &mut self.host_counters[src.idx()];
-        uet::on_nack(flow, self.nscc[src.idx()].as_ref(), c, self.now, pkt);
-        let bytes = flow.payload_of(pkt.seq) as u64;
-        if let Some(cc) = &mut flow.cc {
-            cc.on_trim(self.now, bytes);
-        }
+        let c = &mut self.host_counters[flow.spec.src.idx()];
+        uet::on_nack(flow, c, self.now, pkt);
         self.activate(pkt.flow);
     }
 

@@ -2,15 +2,15 @@
 //!
 //! Each handler acts on one [`Flow`] (both ends of its QP) and returns what the NIC must send;
 //! it touches nothing else, so a QP can be driven alone in a test. The go-back-N state
-//! machine is [`qp`] (IBA 1.4 sections 9.7.5-9.7.6); the rate control is DCQCN
-//! ([`crate::cc::dcqcn`]: the notification point at the responder, the reaction point at the
-//! requester).
+//! machine is [`qp`] (IBA 1.4 sections 9.7.5-9.7.6); the responder runs DCQCN's notification
+//! point ([`crate::cc::dcqcn`]); the requester's congestion control, DCQCN's reaction point or
+//! another, is the flow's [`crate::cc::Sender`].
 //!
 //! ```text
 //!  data ─▶ responder: CE? ─▶ CNP (NP pacing) ; expected PSN? ─▶ ACK (coalesced) | NAK | drop
 //!  ACK/NAK ─▶ requester: cumulative ACK, go back N on a NAK, retransmission timer re-armed
-//!  CNP ─▶ reaction point: alpha, rate cut (at most one per monitor period) ─▶ rate timer
-//!  rate timer ─▶ fast recovery / additive / hyper increase ─▶ re-pace the sleeping QP
+//!  CNP ─▶ the requester's congestion control (DCQCN: alpha, a rate cut at most once per
+//!         monitor period, then its rate timer's increases)
 //! ```
 
 pub mod qp;
@@ -19,9 +19,10 @@ pub use qp::{Response, RoceQp};
 
 use super::HostCounters;
 use super::flow::{Flow, Proto};
-use crate::cc::dcqcn::{CnpOutcome, DcqcnParams, ReactionPoint};
+use crate::cc::api::CongestionControl;
+use crate::cc::dcqcn::DcqcnParams;
 use crate::packet::{Kind, Packet, flags, roce_ack_frame, roce_cnp_frame};
-use sim_core::{BitRate, Duration, Time};
+use sim_core::{Duration, Time};
 
 /// What the responder does with one data packet.
 #[derive(Debug, Default)]
@@ -36,29 +37,6 @@ pub struct DataOutcome {
     pub completed: bool,
 }
 
-/// The QP starts sending on a `line` rate port: DCQCN starts at line rate.
-pub fn on_start(flow: &mut Flow, dcqcn: Option<&DcqcnParams>, line: BitRate, now: Time) {
-    if let (Proto::Roce(q), Some(p)) = (&mut flow.proto, dcqcn) {
-        q.rp = Some(ReactionPoint::new(p, line, now));
-    }
-}
-
-/// The requester sent `wire` bytes: DCQCN's byte counter. Returns the rate to pace the next
-/// packet at (the line rate without DCQCN).
-#[inline]
-pub fn on_sent(flow: &mut Flow, dcqcn: Option<&DcqcnParams>, now: Time, wire: u64, line: BitRate) -> BitRate {
-    match (&mut flow.proto, dcqcn) {
-        (Proto::Roce(q), Some(params)) => match &mut q.rp {
-            Some(rp) => {
-                rp.on_sent(params, now, wire);
-                rp.rate().min(line)
-            }
-            None => line,
-        },
-        _ => line,
-    }
-}
-
 /// Responder: a data packet arrived. The notification point runs with the receiver's own
 /// DCQCN parameters (`np`), then go-back-N decides the answer.
 pub fn on_data(
@@ -70,10 +48,10 @@ pub fn on_data(
     ack_every: u32,
 ) -> DataOutcome {
     let (src, packets) = (flow.spec.src, flow.packets);
-    // RoCEv2 ACKs carry no ECN echo (DCQCN answers marks with CNPs); for a plug-in
-    // congestion control the model lets the ACK echo a mark on any packet it covers, as
-    // DCTCP's receiver does (RFC 8257 section 3.2).
-    let echo = flow.cc.is_some();
+    // RoCEv2 ACKs carry no ECN echo (DCQCN answers marks with CNPs); for a congestion
+    // control that asks (the plug-ins) the model lets the ACK echo a mark on any packet it
+    // covers, as DCTCP's receiver does (RFC 8257 section 3.2).
+    let echo = flow.cc.echoes_ecn();
     let mut out = DataOutcome::default();
     let Proto::Roce(q) = &mut flow.proto else {
         return out;
@@ -147,49 +125,12 @@ pub fn on_ack(flow: &mut Flow, counters: &mut HostCounters, now: Time, pkt: &Pac
     }
 }
 
-/// Reaction point: a CNP arrived for this QP.
-pub fn on_cnp(flow: &mut Flow, params: &DcqcnParams, counters: &mut HostCounters, now: Time) {
-    let Proto::Roce(q) = &mut flow.proto else { return };
-    let Some(rp) = &mut q.rp else { return };
-    match rp.on_cnp(params, now) {
-        CnpOutcome::Handled => {
-            flow.cnp_handled += 1;
-            counters.rp_cnp_handled += 1;
-        }
-        CnpOutcome::Ignored => {
-            flow.cnp_ignored += 1;
-            counters.rp_cnp_ignored += 1;
-        }
-    }
-}
-
-/// DCQCN's rate-increase timer fired.
-pub fn on_rate_timer(flow: &mut Flow, params: &DcqcnParams, now: Time) {
-    if let Some(rp) = flow.rp() {
-        rp.on_timer(params, now);
-    }
-}
-
-/// When the QP's rate-increase timer is next due (None: not rate limited).
-pub fn rate_timer_due(flow: &mut Flow) -> Option<Time> {
-    flow.rp().and_then(|rp| rp.timer_due())
-}
-
-/// After a rate increase: when a QP sleeping on its old, slower pace may send, if earlier
-/// than its current wake-up (a hardware rate limiter applies a new rate at once). `line` is
-/// its port's rate.
-pub fn repaced(flow: &mut Flow, line: BitRate, now: Time) -> Option<Time> {
-    let (last_tx, last_wire, next_tx) = (flow.last_tx, flow.last_wire, flow.next_tx);
-    let rp = flow.rp()?;
-    let at = (last_tx + rp.rate().min(line).tx_time(last_wire)).max(now);
-    (at < next_tx).then_some(at)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ids::{FlowId, HostId};
     use crate::workload::{Deps, FlowSpec};
+    use sim_core::BitRate;
 
     fn flow(size: u64) -> Flow {
         let spec = FlowSpec {

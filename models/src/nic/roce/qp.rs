@@ -8,7 +8,7 @@
 //! everything from there; a retransmission timer (`local_ack_timeout`, 4.096 us x 2^n,
 //! IBA 9.7.6.1.3) recovers a lost tail or a lost NAK.
 
-use crate::cc::dcqcn::{NotificationPoint, ReactionPoint};
+use crate::cc::dcqcn::NotificationPoint;
 
 /// What the responder answers to a data packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,12 +28,12 @@ pub struct RoceQp {
     pub acked: u32,
     /// Unacknowledged-bytes window (None: unlimited).
     pub window: Option<u64>,
-    pub rp: Option<ReactionPoint>,
     // Responder.
     pub expected: u32,
     since_ack: u32,
     nak_outstanding: bool,
-    /// A CE mark arrived since the last ACK, to echo (plug-in congestion control only).
+    /// A CE mark arrived since the last ACK, to echo (when the congestion control asks for
+    /// it: `echoes_ecn`).
     pub ece: bool,
     pub np: NotificationPoint,
 }

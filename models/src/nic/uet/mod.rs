@@ -2,16 +2,17 @@
 //!
 //! Each handler acts on one [`Flow`] (both ends of its PDC) and returns what the NIC must
 //! send; it touches nothing else, so a PDC can be driven alone in a test. The per-PSN state
-//! is [`pdc`]; the congestion control is NSCC's window and RCCC's credit ([`crate::cc`]), the
-//! receiver's credit pacer is [`pacer`].
+//! is [`pdc`]; the sender's congestion control (NSCC's window, RCCC's credit, or another) is
+//! the flow's [`crate::cc::Sender`]; the receiver's credit pacer is [`pacer`].
 //!
 //! ```text
 //!  data ─▶ receiver: trimmed? ─▶ NACK (or SACK if already here) ; else SACK when due
 //!          (every ack_bytes, ECN, AR, duplicate, completion, or the ACK timer)
 //!          ; RCCC pull target ─▶ pacer
 //!  SACK ─▶ sender: acknowledged PSNs leave the window, EVs recycled (REPS), RTT sampled,
-//!          PSNs passed by enough acknowledged later ones resent, NSCC on_ack
-//!  NACK ─▶ sender: resend that PSN next, NSCC on_nack
+//!          congestion control on_sack, PSNs passed by enough acknowledged later ones
+//!          resent, congestion control on_ack
+//!  NACK ─▶ sender: resend that PSN next, congestion control on_trim
 //!  credit / RTS ─▶ sender's credit (a running total) / receiver's pull target
 //!  timeout ─▶ PSNs out for an RTO presumed lost, the RTO doubles; too many: give up
 //!  credit wait ─▶ out of credit with data left and nothing granted: a new RTS
@@ -26,8 +27,8 @@ pub use pdc::{Sack, UetPdc};
 
 use super::HostCounters;
 use super::flow::{Flow, Proto, payload_of};
-use crate::cc::nscc::{Nscc, NsccParams};
-use crate::cc::rccc::{QUANTUM, RcccSender};
+use crate::cc::api::{CongestionControl, SackFeedback, Trim};
+use crate::cc::rccc::QUANTUM;
 use crate::ids::{FlowId, HostId};
 use crate::packet::{
     Kind, Packet, UET_ACK_FRAME, UET_CREDIT_FRAME, UET_NACK_FRAME, flags, on_wire, uet_data_frame,
@@ -54,24 +55,6 @@ fn full_packet(flow: &Flow) -> u64 {
     on_wire(uet_data_frame(flow.mtu()))
 }
 
-/// The flow starts: NSCC's window (`nscc`, on a path of unloaded round trip `path_rtt`),
-/// RCCC's speculative credit (`rccc`, bytes).
-pub fn on_start(
-    flow: &mut Flow,
-    nscc: Option<&NsccParams>,
-    path_rtt: Duration,
-    rccc: Option<u64>,
-    now: Time,
-) {
-    let Proto::Uet(u) = &mut flow.proto else { return };
-    if let Some(p) = nscc {
-        u.cc.nscc = Some(Nscc::new(p, now, path_rtt));
-    }
-    if let Some(window) = rccc {
-        u.cc.rccc = Some(RcccSender::new(window));
-    }
-}
-
 /// The sender is about to send `pkt`: RCCC spends credit and states its pull target; the
 /// packet asks for an ACK at once (AR) when the sender will soon wait for one: one more full
 /// packet would fill NSCC's window or not fit it, the credit is spent, the message ends, or
@@ -89,24 +72,13 @@ pub fn on_start(
 pub fn on_sent(flow: &mut Flow, pkt: &mut Packet, ack_bytes: u64) {
     let wire = full_packet(flow);
     let (inflight, mtu) = (flow.inflight(), flow.mtu() as u64);
-    let plugin_low = flow
-        .cc
-        .as_ref()
-        .and_then(|c| c.window())
-        .is_some_and(|w| w.saturating_sub(inflight) < ack_bytes);
     let Proto::Uet(u) = &mut flow.proto else { return };
-    if let Some(r) = &mut u.cc.rccc {
-        // Credit is spent and asked for in wire bytes (uet-htsim: the sender pays each
-        // packet's size; the pacer grants at 99 % of line rate).
-        r.on_sent(pkt.wire_bytes());
-        pkt.set_pull_target(r.target(u.pdc.backlog_packets() * wire, wire));
+    // Credit (RCCC) was spent as the packet left (`CongestionControl::on_sent`); the packet
+    // states the sender's pull target.
+    if let Some(target) = flow.cc.pull_target(u.pdc.backlog_packets() * wire, wire) {
+        pkt.set_pull_target(target);
     }
-    let low_window =
-        u.cc.nscc
-            .as_ref()
-            .is_some_and(|n| n.cwnd <= (inflight + mtu) as f64 || n.cwnd < (2 * ack_bytes) as f64);
-    let no_credit = u.cc.rccc.as_ref().is_some_and(|r| r.credit() <= 0);
-    if low_window || plugin_low || no_credit || !u.pdc.has_work() || pkt.has(flags::RETX) {
+    if flow.cc.asks_ack(inflight, mtu, ack_bytes) || !u.pdc.has_work() || pkt.has(flags::RETX) {
         pkt.flags |= flags::ACK_REQ;
     }
 }
@@ -210,14 +182,7 @@ pub struct AckOutcome {
 /// least K later acknowledged PSNs have passed is presumed lost, with K about one and a half
 /// windows, at least 5 (uet-htsim SLEEK: max(min(1.5 cwnd, maxwnd), 5 MSS)); `maxwnd` is the
 /// window's ceiling (1.5 BDP).
-pub fn on_ack(
-    flow: &mut Flow,
-    nscc: Option<&NsccParams>,
-    now: Time,
-    pkt: &Packet,
-    rto: Duration,
-    maxwnd: u64,
-) -> AckOutcome {
+pub fn on_ack(flow: &mut Flow, now: Time, pkt: &Packet, rto: Duration, maxwnd: u64) -> AckOutcome {
     flow.acks_received += 1;
     let (size, mtu, packets) = (flow.spec.size, flow.mtu(), flow.packets);
     let Proto::Uet(u) = &mut flow.proto else {
@@ -235,18 +200,19 @@ pub fn on_ack(
     if !pkt.has(flags::RETX) {
         u.timer.sample(now - pkt.sent_at);
     }
-    if let (Some(n), Some(p)) = (&mut u.cc.nscc, nscc) {
-        n.on_ack(p, now, newly, now - pkt.sent_at, ecn, u.pdc.inflight);
-    }
-    let window = u.cc.nscc.as_ref().map_or(maxwnd as f64, |n| n.cwnd);
+    flow.cc.on_sack(&SackFeedback {
+        now,
+        newly_acked: newly,
+        rtt: now - pkt.sent_at,
+        ecn,
+        inflight: u.pdc.inflight,
+    });
+    let window = flow.cc.loss_window().unwrap_or(maxwnd as f64);
     let k = ((1.5 * window).min(maxwnd as f64) / mtu as f64).ceil().max(5.0) as u32;
     let before = u.pdc.lost_packets();
     u.pdc.sack_losses(k, payload);
     let lost = (u.pdc.lost_packets() - before) as u64;
     flow.sack_losses += lost;
-    if let Some(r) = &mut u.cc.rccc {
-        r.on_feedback();
-    }
     if newly > 0 {
         flow.rto_deadline = now + rto;
         u.timer.progress();
@@ -258,38 +224,27 @@ pub fn on_ack(
 }
 
 /// Sender: a NACK for a trimmed packet: resend that PSN next (on the next EV).
-pub fn on_nack(
-    flow: &mut Flow,
-    nscc: Option<&NsccParams>,
-    counters: &mut HostCounters,
-    now: Time,
-    pkt: &Packet,
-) {
+pub fn on_nack(flow: &mut Flow, counters: &mut HostCounters, now: Time, pkt: &Packet) {
     flow.naks_received += 1;
     let payload = flow.payload_of(pkt.seq) as u64;
     let Proto::Uet(u) = &mut flow.proto else { return };
     counters.packet_seq_err += 1;
-    let rccc = u.cc.rccc.is_some();
-    if u.pdc.on_nack(pkt.seq, payload as u32) {
-        if let (Some(n), Some(p)) = (&mut u.cc.nscc, nscc) {
-            // A trim at the last hop under RCCC is the receiver's credit at fault, not the window.
-            let cut = !(rccc && pkt.has(flags::LAST_HOP));
-            n.on_nack(p, now, payload, cut, u.pdc.inflight);
-        }
-    }
-    if let Some(r) = &mut u.cc.rccc {
-        r.on_feedback();
-    }
+    let requeued = u.pdc.on_nack(pkt.seq, payload as u32);
+    flow.cc.on_trim(&Trim {
+        now,
+        bytes: payload,
+        last_hop: pkt.has(flags::LAST_HOP),
+        requeued,
+        inflight: u.pdc.inflight,
+    });
 }
 
 /// Sender: an RCCC credit arrived, carrying the receiver's running total of grants.
 pub fn on_credit(flow: &mut Flow, pkt: &Packet, now: Time) {
     if let Proto::Uet(u) = &mut flow.proto {
-        if let Some(r) = &mut u.cc.rccc {
-            if r.on_credit(pkt.credit() as u64) > 0 {
-                u.credit_waits = 0;
-                u.last_credit = now;
-            }
+        if flow.cc.on_credit(pkt.credit() as u64) > 0 {
+            u.credit_waits = 0;
+            u.last_credit = now;
         }
     }
 }
@@ -318,21 +273,10 @@ pub fn on_rts(flow: &mut Flow, pkt: &Packet) -> bool {
     true
 }
 
-/// Sender: the retransmission timer took `lost` payload bytes out of flight: NSCC shrinks the
-/// window by them.
-pub fn on_timeout(flow: &mut Flow, nscc: Option<&NsccParams>, lost: u64) {
-    let Proto::Uet(u) = &mut flow.proto else { return };
-    if let (Some(n), Some(p)) = (&mut u.cc.nscc, nscc) {
-        n.on_timeout(p, lost);
-    }
-}
-
 /// RCCC: is the sender waiting for credit (out of it, with data to send)?
 pub fn credit_blocked(flow: &Flow) -> bool {
     match &flow.proto {
-        Proto::Uet(u) => {
-            !flow.gave_up && u.pdc.has_work() && u.cc.rccc.as_ref().is_some_and(|r| r.credit() <= 0)
-        }
+        Proto::Uet(u) => !flow.gave_up && u.pdc.has_work() && flow.cc.credit().is_some_and(|c| c <= 0),
         Proto::Roce(_) => false,
     }
 }
@@ -347,9 +291,9 @@ pub fn on_credit_wait(flow: &mut Flow, id: FlowId, prio: u8) -> Option<Packet> {
     let Proto::Uet(u) = &mut flow.proto else {
         return None;
     };
-    let r = u.cc.rccc.as_ref()?;
+    let target = flow.cc.pull_target(u.pdc.backlog_packets() * wire, wire)?;
     let mut p = Packet::control(Kind::Credit, id, dst, 0, UET_CREDIT_FRAME, prio);
-    p.set_pull_target(r.target(u.pdc.backlog_packets() * wire, wire));
+    p.set_pull_target(target);
     u.credit_waits += 1;
     flow.credit_requests += 1;
     Some(p)
@@ -440,22 +384,21 @@ mod tests {
     /// bytes until it is full (4 KiB packets, 16 KiB coalescing).
     fn asking(cwnd: f64) -> Vec<u32> {
         let mut f = flow(100);
-        let p = NsccParams::new(
+        let p = crate::cc::nscc::NsccParams::new(
             &crate::cc::nscc::NsccConfig::default(),
             sim_core::BitRate::gbps(100),
             Duration::from_us(12),
             4096,
             true,
         );
-        let Proto::Uet(u) = &mut f.proto else {
-            unreachable!()
-        };
-        let mut n = Nscc::new(&p, Time::ZERO, Duration::from_us(12));
-        n.cwnd = cwnd;
-        u.cc.nscc = Some(n);
+        let mut n =
+            crate::cc::nscc::NsccSender::new(std::sync::Arc::new(p), Time::ZERO, Duration::from_us(12));
+        n.nscc_mut().cwnd = cwnd;
+        f.cc = crate::cc::Sender::Nscc(Box::new(n));
         let mut asked = Vec::new();
         while f.can_send() {
             let mut pkt = f.next_packet(FlowId(0), Time::ZERO);
+            f.cc.on_sent(Time::ZERO, pkt.wire_bytes());
             on_sent(&mut f, &mut pkt, 16_384);
             if pkt.has(flags::ACK_REQ) {
                 asked.push(pkt.seq);
