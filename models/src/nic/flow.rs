@@ -1,17 +1,16 @@
-//! A flow: one message from one host to another, and the transport state of both ends.
+//! A flow: one message from one host to another, and the state of both ends.
 //!
-//! What every transport shares lives here (packetization, the NIC scheduler's view, pacing,
-//! the retransmission timer, statistics); the protocol itself is a RoCEv2 RC queue pair
+//! What every transport shares lives in [`FlowCore`] (the spec, packetization, the NIC
+//! scheduler's view, pacing, the retransmission timer, the congestion control, statistics);
+//! the protocol itself is the flow's [`Proto`] ([`super::transport`]): a RoCEv2 RC queue pair
 //! ([`super::roce`], go-back-N) or a UET packet delivery context ([`super::uet`], selective
-//! repeat with per-packet entropy).
+//! repeat with per-packet entropy). [`Flow`] holds both and reads as its core.
 
-use super::lb::EvSelector;
-use super::roce::qp::RoceQp;
-use super::uet::pdc::UetPdc;
+use super::transport::{Proto, Protocol};
 use crate::cc::Sender;
 use crate::cc::api::CongestionControl;
 use crate::ids::{FlowId, PortId};
-use crate::packet::{Packet, flags, roce_data_frame, uet_data_frame};
+use crate::packet::Packet;
 use crate::workload::FlowSpec;
 use sim_core::Time;
 
@@ -26,64 +25,29 @@ pub enum Sched {
     Sleeping,
 }
 
-/// The protocol state of a flow.
-#[derive(Debug, Clone)]
-pub enum Proto {
-    Roce(RoceQp),
-    Uet(Box<Uet>),
+/// A flow: its shared state and its transport's. It reads as its [`FlowCore`].
+#[derive(Debug)]
+pub struct Flow {
+    pub core: FlowCore,
+    pub proto: Proto,
 }
 
-/// A UET flow: the PDC, its load balancing and its congestion window / credits.
-#[derive(Debug, Clone)]
-pub struct Uet {
-    pub pdc: UetPdc,
-    pub ev: EvSelector,
-    /// State of a small PRNG (SplitMix64) for REPS exploration.
-    pub ev_rng: u64,
-    /// The sender's retransmission timeout (adaptive, backed off).
-    pub timer: super::uet::rto::RetxTimer,
-    /// The receiver's ACK coalescing timer is scheduled.
-    pub ack_timer: bool,
-    /// The last data packet the receiver took: its send time, its arrival and its entropy (an
-    /// ACK sent later on the timer echoes the send time shifted by the hold, as UET's ACK_CC
-    /// reports the receiver's `service_time`, so the sender's round-trip sample stays true).
-    pub last_data: (Time, Time, u16),
-    /// RCCC: the sender's credit-wait timer is scheduled, and how often it has expired since
-    /// credit last arrived (it doubles each time).
-    pub credit_timer: bool,
-    pub credit_waits: u32,
-    /// When credit last arrived (a wait is measured from it).
-    pub last_credit: Time,
-    // Receiver side of RCCC.
-    /// Credit the sender has asked for in all, in quanta (its cumulative pull target).
-    pub want: u64,
-    /// Credit granted in all, in quanta.
-    pub granted: u64,
-    /// In its receiver's pacer list.
-    pub listed: bool,
-}
-
-impl Uet {
-    pub fn new(packets: u32, ev: EvSelector, seed: u64) -> Self {
-        Uet {
-            pdc: UetPdc::new(packets),
-            ev,
-            ev_rng: seed,
-            timer: Default::default(),
-            ack_timer: false,
-            last_data: (Time::ZERO, Time::ZERO, 0),
-            credit_timer: false,
-            credit_waits: 0,
-            last_credit: Time::ZERO,
-            want: 0,
-            granted: 0,
-            listed: false,
-        }
+impl std::ops::Deref for Flow {
+    type Target = FlowCore;
+    fn deref(&self) -> &FlowCore {
+        &self.core
     }
 }
 
+impl std::ops::DerefMut for Flow {
+    fn deref_mut(&mut self) -> &mut FlowCore {
+        &mut self.core
+    }
+}
+
+/// What every transport's flow has.
 #[derive(Debug)]
-pub struct Flow {
+pub struct FlowCore {
     pub spec: FlowSpec,
     /// Packets in the message: ceil(size / mtu).
     pub packets: u32,
@@ -93,7 +57,6 @@ pub struct Flow {
     /// The host port this flow leaves by (set when it starts).
     pub port: PortId,
     pub sched: Sched,
-    pub proto: Proto,
     /// Its congestion control (`crate::cc`), built when the flow starts: line rate until then.
     pub cc: Sender,
     /// Earliest time the rate limiter lets the next packet go.
@@ -136,22 +99,86 @@ pub struct Flow {
 }
 
 impl Flow {
-    /// The sender's control variable, for telemetry: DCQCN's current rate (bit/s), a window
-    /// (bytes: NSCC, HPCC, Swift, DCTCP); 0 without either.
-    pub fn control_value(&self) -> f64 {
-        self.cc.control_value()
+    pub fn new(spec: FlowSpec, mtu: u32, entropy: u16, proto: Proto) -> Self {
+        Flow {
+            core: FlowCore::new(spec, mtu, entropy),
+            proto,
+        }
     }
 
-    pub fn new(spec: FlowSpec, mtu: u32, entropy: u16, proto: Proto) -> Self {
+    /// Its shared state and its transport's, apart (to call the transport on the core).
+    #[inline]
+    pub fn split(&mut self) -> (&mut FlowCore, &mut Proto) {
+        (&mut self.core, &mut self.proto)
+    }
+
+    /// True when the sender may send a packet now (rate limiting aside): not given up, the
+    /// transport's window open, and the congestion control's window or credit.
+    #[inline]
+    pub fn can_send(&self) -> bool {
+        !self.gave_up && self.proto.may_send(&self.core) && self.cc.allows(self.inflight(), self.mtu as u64)
+    }
+
+    /// Payload bytes sent and not yet acknowledged.
+    #[inline]
+    pub fn inflight(&self) -> u64 {
+        self.proto.inflight(&self.core)
+    }
+
+    /// Payload bytes acknowledged (UET: in whole packets acknowledged).
+    pub fn acked_bytes(&self) -> u64 {
+        self.proto.acked_bytes(&self.core)
+    }
+
+    /// Payload bytes sent at least once.
+    pub fn sent_bytes(&self) -> u64 {
+        self.proto.sent_bytes(&self.core)
+    }
+
+    /// Build the next data packet. The caller checked `can_send`.
+    #[inline]
+    pub fn next_packet(&mut self, id: FlowId, now: Time) -> Packet {
+        self.proto.next_packet(&mut self.core, id, now)
+    }
+
+    /// Path (entropy) changes between consecutive packets (UET spraying).
+    pub fn ev_changes(&self) -> u64 {
+        self.proto.ev_changes()
+    }
+
+    /// Data waiting to be sent (new or to resend).
+    pub fn has_work(&self) -> bool {
+        self.proto.has_work(&self.core)
+    }
+
+    /// True while data is unacknowledged.
+    pub fn outstanding(&self) -> bool {
+        self.proto.outstanding()
+    }
+
+    /// The retransmission timeout in force (see [`Protocol::rto`]).
+    pub fn rto(&self, base: sim_core::Duration, max: sim_core::Duration) -> sim_core::Duration {
+        self.proto.rto(base, max)
+    }
+
+    /// When the retransmission timer should next fire.
+    pub fn rto_due(&self, rto: sim_core::Duration) -> Time {
+        self.proto.rto_due(&self.core, rto)
+    }
+}
+
+impl FlowCore {
+    /// A flow of `spec` not started yet, cut into packets of `mtu` payload bytes, its
+    /// packets carrying `entropy`.
+    pub fn new(spec: FlowSpec, mtu: u32, entropy: u16) -> Self {
         let packets = spec.size.div_ceil(mtu as u64) as u32;
-        Flow {
+        FlowCore {
             spec,
             packets,
             mtu,
             entropy,
             port: PortId::NONE,
             sched: Sched::Idle,
-            proto,
             cc: Sender::Line,
             next_tx: Time::ZERO,
             last_tx: Time::ZERO,
@@ -183,9 +210,10 @@ impl Flow {
         }
     }
 
-    /// Packets of a message of `size` bytes at `mtu`.
-    pub fn packets_for(size: u64, mtu: u32) -> u32 {
-        size.div_ceil(mtu as u64) as u32
+    /// The sender's control variable, for telemetry: DCQCN's current rate (bit/s), a window
+    /// (bytes: NSCC, HPCC, Swift, DCTCP); 0 without either.
+    pub fn control_value(&self) -> f64 {
+        self.cc.control_value()
     }
 
     pub fn mtu(&self) -> u32 {
@@ -198,82 +226,30 @@ impl Flow {
         payload_of(self.spec.size, self.mtu, self.packets, seq)
     }
 
-    /// True when the sender may send a packet now (rate limiting aside).
-    #[inline]
-    pub fn can_send(&self) -> bool {
-        if self.gave_up {
-            return false;
-        }
-        let transport = match &self.proto {
-            Proto::Roce(q) => q.can_send(self.packets, self.mtu),
-            Proto::Uet(u) => u.pdc.has_work(),
-        };
-        transport && self.cc.allows(self.inflight(), self.mtu as u64)
-    }
-
-    /// Payload bytes sent and not yet acknowledged.
-    #[inline]
-    pub fn inflight(&self) -> u64 {
-        match &self.proto {
-            Proto::Roce(q) => self.bytes_before(q.next_seq) - self.bytes_before(q.acked),
-            Proto::Uet(u) => u.pdc.inflight,
-        }
-    }
-
-    /// Payload bytes acknowledged (UET: in whole packets acknowledged).
-    pub fn acked_bytes(&self) -> u64 {
-        match &self.proto {
-            Proto::Roce(q) => self.bytes_before(q.acked),
-            Proto::Uet(u) => self.bytes_before(u.pdc.progress().0),
-        }
-    }
-
-    /// Payload bytes sent at least once.
-    pub fn sent_bytes(&self) -> u64 {
-        match &self.proto {
-            Proto::Roce(q) => self.bytes_before(q.max_sent),
-            Proto::Uet(u) => self.bytes_before(u.pdc.progress().1),
-        }
-    }
-
     /// Payload bytes in the packets before PSN `seq`.
     #[inline]
     pub fn bytes_before(&self, seq: u32) -> u64 {
         (seq as u64 * self.mtu as u64).min(self.spec.size)
     }
 
-    /// Build the next data packet. The caller checked `can_send`.
-    #[inline]
-    pub fn next_packet(&mut self, id: FlowId, now: Time) -> Packet {
-        let (size, mtu, packets) = (self.spec.size, self.mtu, self.packets);
-        let (seq, retx, entropy, frame, mut fl) = match &mut self.proto {
-            Proto::Roce(q) => {
-                let (seq, retx) = q.take_psn();
-                (
-                    seq,
-                    retx,
-                    self.entropy,
-                    roce_data_frame(payload_of(size, mtu, packets, seq)),
-                    flags::ECT,
-                )
-            }
-            Proto::Uet(u) => {
-                let (seq, retx) = u
-                    .pdc
-                    .take_psn(now, |p| payload_of(size, mtu, packets, p))
-                    .expect("can_send checked");
-                let rng = &mut u.ev_rng;
-                let entropy = u.ev.choose(|| (sim_core::rng::mix64(bump(rng)) >> 48) as u16);
-                let frame = uet_data_frame(payload_of(size, mtu, packets, seq));
-                (seq, retx, entropy, frame, flags::ECT | flags::TRIMMABLE)
-            }
-        };
+    /// Data packet `seq` of this flow (`retx`: a resend): its payload, `frame` bytes,
+    /// `entropy` and flags (`LAST` added on the last packet; a resend is counted and flagged
+    /// `RETX`).
+    pub fn data_packet(
+        &mut self,
+        id: FlowId,
+        (seq, retx): (u32, bool),
+        entropy: u16,
+        frame: u32,
+        mut fl: u8,
+        now: Time,
+    ) -> Packet {
         let payload = self.payload_of(seq);
         if seq + 1 == self.packets {
-            fl |= flags::LAST;
+            fl |= crate::packet::flags::LAST;
         }
         if retx {
-            fl |= flags::RETX;
+            fl |= crate::packet::flags::RETX;
             self.retransmitted += 1;
             self.retransmitted_bytes += payload as u64;
         }
@@ -289,66 +265,11 @@ impl Flow {
             now,
         )
     }
-
-    /// Path (entropy) changes between consecutive packets (UET spraying).
-    pub fn ev_changes(&self) -> u64 {
-        match &self.proto {
-            Proto::Roce(_) => 0,
-            Proto::Uet(u) => u.ev.changes,
-        }
-    }
-
-    /// Data waiting to be sent (new or to resend).
-    pub fn has_work(&self) -> bool {
-        match &self.proto {
-            Proto::Roce(q) => q.next_seq < self.packets,
-            Proto::Uet(u) => u.pdc.has_work(),
-        }
-    }
-
-    /// True while data is unacknowledged.
-    pub fn outstanding(&self) -> bool {
-        match &self.proto {
-            Proto::Roce(q) => q.outstanding(),
-            Proto::Uet(u) => u.pdc.outstanding(),
-        }
-    }
-
-    /// The retransmission timer expired at `now` with data outstanding. Returns the payload
-    /// bytes presumed lost (UET: those out for `rto` or longer; RoCEv2 rewinds to the last ACK).
-    pub fn on_timeout(&mut self, now: Time, rto: sim_core::Duration) -> u64 {
-        let (size, mtu, packets) = (self.spec.size, self.mtu, self.packets);
-        match &mut self.proto {
-            Proto::Roce(q) => {
-                q.on_timeout();
-                0
-            }
-            Proto::Uet(u) => u.pdc.on_timeout(now, rto, |p| payload_of(size, mtu, packets, p)),
-        }
-    }
-
-    /// The retransmission timeout in force: RoCEv2's fixed `base` (the verbs
-    /// `local_ack_timeout`), UET's adaptive one (at least `base`, at most `max`).
-    pub fn rto(&self, base: sim_core::Duration, max: sim_core::Duration) -> sim_core::Duration {
-        match &self.proto {
-            Proto::Roce(_) => base,
-            Proto::Uet(u) => u.timer.rto(base, max),
-        }
-    }
-
-    /// When the retransmission timer should next fire: RoCEv2 `rto` after the last progress
-    /// (`rto_deadline`), UET `rto` after the oldest packet still in flight was sent.
-    pub fn rto_due(&self, rto: sim_core::Duration) -> Time {
-        match &self.proto {
-            Proto::Roce(_) => self.rto_deadline,
-            Proto::Uet(u) => u.pdc.oldest_in_flight().map_or(self.rto_deadline, |t| t + rto),
-        }
-    }
 }
 
-fn bump(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    *state
+/// Packets of a message of `size` bytes at `mtu`.
+pub fn packets_for(size: u64, mtu: u32) -> u32 {
+    size.div_ceil(mtu as u64) as u32
 }
 
 /// Payload of packet `seq` of a message of `size` bytes cut into `packets` of `mtu`.
@@ -378,7 +299,7 @@ mod tests {
             after: sim_core::Duration::ZERO,
             qp: None,
         };
-        let mut f = Flow::new(spec, 1000, 7, Proto::Roce(RoceQp::new(None)));
+        let mut f = Flow::new(spec, 1000, 7, Proto::roce(None));
         assert_eq!(f.packets, 3);
         let p: Vec<Packet> = (0..3).map(|_| f.next_packet(FlowId(0), Time::ZERO)).collect();
         assert_eq!(

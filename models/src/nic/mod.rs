@@ -1,11 +1,16 @@
 //! The host NIC: its configuration, send scheduler, receive buffer, and the two transports.
 //!
 //! ```text
-//!  flow.rs   one message: packetization, both ends' transport state, statistics
-//!  sched.rs  the send scheduler the port pulls from (strict priority, round robin, pacing)
-//!  roce/     RoCEv2 RC: go-back-N QP (qp.rs) and its handlers: data, ACK/NAK, CNP, DCQCN timer
-//!  uet/      UET PDS RUD: the PDC (pdc.rs), its handlers: data, SACK, NACK, credit, RTS,
-//!            timeout, and the receiver's RCCC credit pacer (pacer.rs)
+//!  flow.rs       one message: packetization, statistics, its congestion control and its
+//!                transport state (FlowCore + Proto)
+//!  transport.rs  the transport interface (Protocol) both ends are driven through, and the
+//!                Proto enum that dispatches to RoCEv2 or UET
+//!  sched.rs      the send scheduler the port pulls from (strict priority, round robin, pacing)
+//!  roce/         RoCEv2 RC: go-back-N QP (qp.rs) and its Protocol: data (DCQCN's NP), ACK/NAK,
+//!                timeout
+//!  uet/          UET PDS RUD: the PDC (pdc.rs), its Protocol: the sender (sender.rs: SACK,
+//!                NACK, timeout, credit waits), the receiver (receiver.rs: data, ACK timer,
+//!                RTS) and its RCCC credit pacer (pacer.rs)
 //!  lb.rs     which entropy (path) each packet carries: ECMP, oblivious spraying, REPS
 //!  rx.rs     the receive buffer of a host that drains slower than its link, with PFC
 //!  model.rs  named adapters (`nic.model`): fastest port, DCQCN preset, receive buffer
@@ -13,8 +18,9 @@
 //!
 //! Messages are cut into MTU-sized packets (RoCEv2: the path MTU counts payload only, 4096 B
 //! on ConnectX by default) and sent at line rate, or at the QP's DCQCN rate, or as NSCC's
-//! window and RCCC's credit allow. A transport's handlers act on the [`flow::Flow`] and
-//! return what to send; the simulation (`crate::sim`) puts it on the wire.
+//! window and RCCC's credit allow. A transport's handlers act on the flow's
+//! [`flow::FlowCore`] and its own state and return what to send; the simulation
+//! (`crate::sim`) puts it on the wire.
 
 pub mod class;
 pub mod flow;
@@ -23,10 +29,12 @@ pub mod model;
 pub mod roce;
 pub mod rx;
 pub mod sched;
+pub mod transport;
 pub mod uet;
 
-pub use flow::{Flow, Proto, Sched};
+pub use flow::{Flow, FlowCore, Sched};
 pub use sched::Nic;
+pub use transport::{Proto, Protocol};
 
 pub use crate::cc::CcConfig;
 use crate::error::FieldError;

@@ -14,9 +14,7 @@ use crate::cc::nscc::NsccParams;
 use crate::ideal;
 use crate::ids::{FlowId, HostId, NodeId, PortId, SwitchId};
 use crate::network::{Network, Role};
-use crate::nic::flow::Uet;
 use crate::nic::lb::EvSelector;
-use crate::nic::roce::RoceQp;
 use crate::nic::uet::Pacer;
 use crate::nic::{Flow, HostCounters, Nic, Proto, Transport};
 use crate::packet::on_wire;
@@ -97,7 +95,7 @@ impl<'a> Sim<'a> {
         // RoCEv2's timeout is the QP's; UET's defaults to its base RTO plus six round trips.
         let rto_roce = variant.nic.rto();
         let rto = variant.nic.rto.unwrap_or(Duration::from_us(15) + network_rtt * 6);
-        let timers = super::Timers {
+        let timers = crate::nic::transport::Timers {
             rto_roce,
             rto,
             rto_max: variant.nic.rto_max,
@@ -207,11 +205,11 @@ fn flows(scenario: &Scenario, variant: &Variant, streams: &RngStreams) -> Vec<Fl
             };
             let entropy = 0xc000 | (key as u16 & 0x3fff);
             let proto = if variant.nic.transport_of(s.prio) == Transport::Uet {
-                let packets = Flow::packets_for(s.size, mtu);
+                let packets = crate::nic::flow::packets_for(s.size, mtu);
                 let ev = EvSelector::new(variant.nic.lb_of(s.prio), entropy);
-                Proto::Uet(Box::new(Uet::new(packets, ev, streams.key("ev", i as u64))))
+                Proto::uet(packets, ev, streams.key("ev", i as u64))
             } else {
-                Proto::Roce(RoceQp::new(window))
+                Proto::roce(window)
             };
             Flow::new(s.clone(), mtu, entropy, proto)
         })
@@ -238,7 +236,7 @@ fn connections(scenario: &Scenario) -> Vec<FlowId> {
 fn first_events(scenario: &Scenario, flows: &mut [Flow]) -> (EventQueue<Event>, Vec<Vec<u32>>) {
     let mut dependents = vec![Vec::new(); flows.len()];
     let mut queue = EventQueue::new();
-    for (i, f) in flows.iter_mut().enumerate() {
+    for (i, f) in flows.iter_mut().map(|f| &mut f.core).enumerate() {
         let (need, on) = f.spec.deps.needs();
         f.waiting = need;
         for &d in on {

@@ -6,7 +6,8 @@ use super::{Event, Sim};
 use crate::cc::api::CongestionControl;
 use crate::ids::{FlowId, HostId, PortId};
 use crate::network::Role;
-use crate::nic::{Proto, Sched, uet};
+use crate::nic::transport::Expiry;
+use crate::nic::{Protocol, Sched};
 use crate::packet::{Kind, Packet};
 use sim_core::Time;
 
@@ -88,7 +89,7 @@ impl Sim<'_> {
                     pkt.flags |= crate::packet::flags::CE;
                 }
             }
-            if flow.cc.wants_int() && matches!(flow.proto, Proto::Roce(_)) {
+            if flow.cc.wants_int() && flow.proto.carries_int() {
                 // The source NIC adds the INT headers; switches add their records.
                 pkt.set_int_ref(self.net.int.alloc());
                 pkt.frame += crate::int::HEADER_BYTES as u16;
@@ -96,9 +97,8 @@ impl Sim<'_> {
             // The congestion control counts the packet (DCQCN's bytes, RCCC's credit), UET
             // states its pull target and asks for an ACK when it will soon wait for one.
             flow.cc.on_sent(now, pkt.wire_bytes());
-            if matches!(flow.proto, Proto::Uet(_)) {
-                uet::on_sent(flow, &mut pkt, ack_bytes);
-            }
+            let (core, proto) = flow.split();
+            proto.on_sent(core, &mut pkt, ack_bytes);
             let rate = flow.cc.rate().map_or(line_rate, |r| r.min(line_rate));
             flow.next_tx = now + rate.tx_time(pkt.wire_bytes());
             (flow.last_tx, flow.last_wire) = (now, pkt.wire_bytes());
@@ -112,10 +112,7 @@ impl Sim<'_> {
                 }
             }
             if !flow.rto_pending {
-                let base = match flow.proto {
-                    Proto::Roce(_) => self.timers.rto_roce,
-                    Proto::Uet(_) => self.timers.rto,
-                };
+                let base = flow.proto.rto_base(&self.timers);
                 let rto = flow.rto(base, self.timers.rto_max);
                 flow.rto_pending = true;
                 flow.rto_deadline = now + rto;
@@ -207,17 +204,13 @@ impl Sim<'_> {
     pub(super) fn deliver(&mut self, h: HostId, pkt: Packet) {
         self.totals.delivered_packets += 1;
         self.totals.delivered_bytes += pkt.frame as u64;
-        let uet = matches!(self.flows[pkt.flow.idx()].proto, Proto::Uet(_));
-        match (pkt.kind, uet) {
-            (Kind::Data, false) => self.on_roce_data(h, pkt),
-            (Kind::Data, true) => self.on_uet_data(h, pkt),
-            (Kind::Ack | Kind::Nak, false) => self.on_roce_ack(h, &pkt),
-            (Kind::Ack, true) => self.on_uet_ack(&pkt),
-            (Kind::Nak, true) => self.on_uet_nack(&pkt),
-            (Kind::Cnp, _) => self.on_cnp(h, &pkt),
-            (Kind::Credit, _) if pkt.dst == self.flows[pkt.flow.idx()].spec.dst => self.on_rts(h, &pkt),
-            (Kind::Credit, _) => self.on_credit(&pkt),
-            (Kind::Pause, _) => {}
+        match pkt.kind {
+            Kind::Data => self.on_data(h, pkt),
+            Kind::Ack | Kind::Nak => self.on_feedback(h, &pkt),
+            Kind::Cnp => self.on_cnp(h, &pkt),
+            Kind::Credit if pkt.dst == self.flows[pkt.flow.idx()].spec.dst => self.on_rts(h, &pkt),
+            Kind::Credit => self.on_credit(&pkt),
+            Kind::Pause => {}
         }
     }
 
@@ -233,6 +226,7 @@ impl Sim<'_> {
         if flow.sender_done.is_some() || flow.gave_up || !(flow.outstanding() || flow.has_work()) {
             return;
         }
+        // UET's base for every transport here (RoCEv2's own timeout re-arms it on an ACK).
         let rto = flow.rto(t.rto, t.rto_max);
         let due = flow.rto_due(rto);
         if now < due {
@@ -240,20 +234,17 @@ impl Sim<'_> {
             self.schedule(due, Event::Rto(f));
             return;
         }
-        let lost = flow.on_timeout(now, rto);
         let src = flow.spec.src;
-        if let Proto::Uet(u) = &mut flow.proto {
-            if lost == 0 {
-                return;
-            }
-            u.timer.expired();
-            if u.timer.retries > t.rto_retries {
-                flow.gave_up = true;
+        let (core, proto) = flow.split();
+        let lost = match proto.on_timeout(core, now, rto, t.rto_retries) {
+            Expiry::Idle => return,
+            Expiry::GaveUp => {
                 flow.timeouts += 1;
                 self.host_counters[src.idx()].local_ack_timeout_err += 1;
                 return;
             }
-        }
+            Expiry::Resend { lost } => lost,
+        };
         flow.cc.on_timeout(now, lost);
         flow.timeouts += 1;
         self.host_counters[src.idx()].local_ack_timeout_err += 1;
@@ -269,17 +260,15 @@ impl Sim<'_> {
     pub(super) fn arm_credit_wait(&mut self, f: FlowId) {
         let (now, base) = (self.now, self.timers.credit);
         let flow = &mut self.flows[f.idx()];
-        if !uet::credit_blocked(flow) {
+        if !flow.proto.credit_blocked(&flow.core) {
             return;
         }
-        let Some(end) = uet::credit_wait_ends(flow, base, now) else {
+        let Some(end) = flow.proto.credit_wait_ends(base, now) else {
             return;
         };
-        let Proto::Uet(u) = &mut flow.proto else { return };
-        if u.credit_timer {
+        if !flow.proto.arm_credit_timer() {
             return;
         }
-        u.credit_timer = true;
         self.schedule(end.min(now + self.timers.rto_max), Event::CreditWait(f));
     }
 
@@ -289,7 +278,8 @@ impl Sim<'_> {
         let prio = self.variant.nic.control_prio;
         let flow = &mut self.flows[f.idx()];
         let src = flow.spec.src;
-        if let Some(p) = uet::on_credit_wait(flow, f, prio) {
+        let (core, proto) = flow.split();
+        if let Some(p) = proto.credit_request(core, f, prio) {
             self.send_control(src, p);
         }
         self.arm_credit_wait(f);
@@ -300,10 +290,11 @@ impl Sim<'_> {
     pub(super) fn on_credit_wait(&mut self, f: FlowId) {
         let (now, base) = (self.now, self.timers.credit);
         let flow = &mut self.flows[f.idx()];
-        let waited = uet::credit_wait_ends(flow, base, Time::ZERO).is_some_and(|end| end <= now);
-        if let Proto::Uet(u) = &mut flow.proto {
-            u.credit_timer = false;
-        }
+        let waited = flow
+            .proto
+            .credit_wait_ends(base, Time::ZERO)
+            .is_some_and(|end| end <= now);
+        flow.proto.credit_timer_fired();
         if waited {
             self.request_credit_now(f);
         } else {

@@ -129,19 +129,6 @@ pub struct Totals {
     pub end_time: Time,
 }
 
-/// A run's transport timer settings, resolved when it is built.
-#[derive(Debug, Clone, Copy)]
-struct Timers {
-    /// RoCEv2's retransmission timeout (the QP's `timeout` attribute).
-    rto_roce: Duration,
-    /// UET's retransmission timeout.
-    rto: Duration,
-    rto_max: Duration,
-    rto_retries: u32,
-    ack: Duration,
-    credit: Duration,
-}
-
 pub struct Sim<'a> {
     pub variant: &'a Variant,
     /// The scenario's collective jobs (their flows by iteration), for the results.
@@ -184,7 +171,7 @@ pub struct Sim<'a> {
     loss_rng: SimRng,
     /// The timers of the transports: RoCEv2's retransmission timeout (UET's floor), UET's
     /// ceiling, its ACK coalescing and credit-wait timeouts.
-    timers: Timers,
+    timers: crate::nic::transport::Timers,
     queue: EventQueue<Event>,
     now: Time,
     pub totals: Totals,
@@ -539,7 +526,7 @@ impl Sim<'_> {
     fn carries_int(&self, pkt: &Packet) -> bool {
         let roce_ack = || {
             matches!(pkt.kind, Kind::Ack | Kind::Nak)
-                && matches!(self.flows[pkt.flow.idx()].proto, crate::nic::Proto::Roce(_))
+                && crate::nic::Protocol::carries_int(&self.flows[pkt.flow.idx()].proto)
         };
         pkt.int_ref() != 0 && (pkt.kind == Kind::Data || roce_ack())
     }

@@ -1,12 +1,14 @@
-//! The transports' handlers in a run: each calls the handler of `crate::nic::roce` or
-//! `crate::nic::uet` with the host's parameters and counters, then sends what it returned,
-//! counts what it delivered, and starts what waited for a completed flow.
+//! What reaches a host's transport in a run: each arrival goes to the flow's transport
+//! ([`crate::nic::Protocol`]: RoCEv2 or UET alike) with the host's parameters and counters,
+//! then this sends what it returned, tells the congestion control, counts what was
+//! delivered, and starts what waited for a completed flow.
 
 use super::{Event, Sim};
 use crate::cc::api::{Ack, CnpOutcome, CongestionControl};
 use crate::cc::rccc::RcccConfig;
 use crate::ids::{FlowId, HostId};
-use crate::nic::{Sched, roce, uet};
+use crate::nic::transport::{Feedback, Rx};
+use crate::nic::{Protocol, Sched};
 use crate::packet::Packet;
 
 /// Tell `flow`'s congestion control about an ACK its transport has taken; `before`: bytes
@@ -33,18 +35,28 @@ fn ack_cc(
 }
 
 impl Sim<'_> {
-    /// RoCEv2 responder: ECN notification point, then go-back-N.
-    pub(super) fn on_roce_data(&mut self, h: HostId, pkt: Packet) {
-        let np = self.variant.resolved.dcqcn[h.idx()].as_ref();
-        let flow = &mut self.flows[pkt.flow.idx()];
-        let c = &mut self.host_counters[h.idx()];
-        let mut out = roce::on_data(flow, np, c, self.now, &pkt, self.variant.nic.ack_every);
+    /// A data packet (or a trimmed header) reached its receiver `h`: the transport answers
+    /// (an ACK, a NAK or NACK, a CNP), and asks for an ACK timer or credit.
+    pub(super) fn on_data(&mut self, h: HostId, pkt: Packet) {
+        let nic = &self.variant.nic;
+        let mut rx = Rx {
+            now: self.now,
+            counters: &mut self.host_counters[h.idx()],
+            np: self.variant.resolved.dcqcn[h.idx()].as_ref(),
+            ack_every: nic.ack_every,
+            ack_bytes: nic.ack_bytes.0,
+            control_prio: nic.control_prio,
+            rccc: nic.cc_for(crate::nic::Transport::Uet).rccc().is_some(),
+        };
+        let (core, proto) = self.flows[pkt.flow.idx()].split();
+        let mut out = proto.on_data(core, &mut rx, &pkt);
+        let echo_int = proto.carries_int();
         if out.cnp.is_some() {
             self.totals.cnps += 1;
         }
         // The ACK echoes the INT records of the packet it answers (HPCC's receiver copies the
         // whole header, `rdma-hw.cc` `ReceiveUdp`); a packet not answered frees its stack.
-        let int = pkt.int_ref();
+        let int = if echo_int { pkt.int_ref() } else { 0 };
         if int != 0 {
             match &mut out.reply {
                 Some(r) => {
@@ -55,39 +67,54 @@ impl Sim<'_> {
             }
         }
         self.totals.delivered_payload += out.delivered;
+        if out.arm_ack_timer {
+            self.schedule(self.now + self.timers.ack, Event::AckTimer(pkt.flow));
+        }
         for p in out.cnp.into_iter().chain(out.reply) {
             self.send_control(h, p);
+        }
+        if out.wants_credit {
+            self.want_credit(h, pkt.flow);
         }
         if out.completed {
             self.completed(pkt.flow);
         }
     }
 
-    /// RoCEv2 requester: an ACK or NAK arrived.
-    pub(super) fn on_roce_ack(&mut self, h: HostId, pkt: &Packet) {
+    /// An ACK, NAK or NACK reached its sender `h`: the transport takes it, then the
+    /// congestion control hears of an acknowledgement (with the INT records it echoes).
+    pub(super) fn on_feedback(&mut self, h: HostId, pkt: &Packet) {
+        let now = self.now;
+        let mut fb = Feedback {
+            now,
+            counters: &mut self.host_counters[h.idx()],
+            timers: &self.timers,
+            maxwnd: self.senders.maxwnd(h.idx()),
+        };
         let flow = &mut self.flows[pkt.flow.idx()];
         let before = flow.acked_bytes();
-        roce::on_ack(
-            flow,
-            &mut self.host_counters[h.idx()],
-            self.now,
-            pkt,
-            self.timers.rto_roce,
-        );
-        let int = pkt.int_ref();
-        let hops = if int != 0 {
-            self.net.int.get(int).hops()
-        } else {
-            &[]
-        };
-        if pkt.kind == crate::packet::Kind::Nak {
-            flow.cc.on_nack(self.now);
+        let (core, proto) = flow.split();
+        let out = proto.on_feedback(core, &mut fb, pkt);
+        if out.acked {
+            let int = if flow.proto.carries_int() {
+                pkt.int_ref()
+            } else {
+                0
+            };
+            let hops = if int != 0 {
+                self.net.int.get(int).hops()
+            } else {
+                &[]
+            };
+            ack_cc(flow, before, now, pkt, hops);
+            if int != 0 {
+                self.net.int.release(int);
+            }
+            self.repace(pkt.flow);
         }
-        ack_cc(flow, before, self.now, pkt, hops);
-        if int != 0 {
-            self.net.int.release(int);
+        if out.lost > 0 {
+            self.request_credit_now(pkt.flow);
         }
-        self.repace(pkt.flow);
         self.activate(pkt.flow);
     }
 
@@ -153,76 +180,28 @@ impl Sim<'_> {
         }
     }
 
-    /// UET receiver: a data packet (or a trimmed header) arrived at `h`.
-    pub(super) fn on_uet_data(&mut self, h: HostId, pkt: Packet) {
-        let nic = &self.variant.nic;
-        let (ack_bytes, prio, rccc) = (
-            nic.ack_bytes.0,
-            nic.control_prio,
-            nic.cc_for(crate::nic::Transport::Uet).rccc().is_some(),
-        );
-        let flow = &mut self.flows[pkt.flow.idx()];
-        let c = &mut self.host_counters[h.idx()];
-        let out = uet::on_data(flow, rccc, c, self.now, &pkt, ack_bytes, prio);
-        self.totals.delivered_payload += out.delivered;
-        if out.arm_ack_timer {
-            self.schedule(self.now + self.timers.ack, Event::AckTimer(pkt.flow));
-        }
-        if let Some(p) = out.reply {
-            self.send_control(h, p);
-        }
-        if out.wants_credit {
-            self.want_credit(h, pkt.flow);
-        }
-        if out.completed {
-            self.completed(pkt.flow);
-        }
-    }
-
-    /// UET sender: a selective ACK arrived.
-    pub(super) fn on_uet_ack(&mut self, pkt: &Packet) {
-        let t = self.timers;
-        let flow = &mut self.flows[pkt.flow.idx()];
-        let src = flow.spec.src;
-        let rto = flow.rto(t.rto, t.rto_max);
-        let before = flow.acked_bytes();
-        let out = uet::on_ack(flow, self.now, pkt, rto, self.senders.maxwnd(src.idx()));
-        ack_cc(flow, before, self.now, pkt, &[]);
-        self.repace(pkt.flow);
-        if out.lost > 0 {
-            self.request_credit_now(pkt.flow);
-        }
-        self.activate(pkt.flow);
-    }
-
     /// UET receiver: the ACK coalescing timer of `f` fired: acknowledge what is owed.
     pub(super) fn on_ack_timer(&mut self, f: FlowId) {
         let prio = self.variant.nic.control_prio;
         let flow = &mut self.flows[f.idx()];
         let dst = flow.spec.dst;
         let c = &mut self.host_counters[dst.idx()];
-        if let Some(p) = uet::on_ack_timer(flow, f, c, self.now, prio) {
+        let (core, proto) = flow.split();
+        if let Some(p) = proto.on_ack_timer(core, f, c, self.now, prio) {
             self.send_control(dst, p);
         }
     }
 
-    /// UET sender: a NACK for a trimmed packet: resend it at once (on the next EV).
-    pub(super) fn on_uet_nack(&mut self, pkt: &Packet) {
-        let flow = &mut self.flows[pkt.flow.idx()];
-        let c = &mut self.host_counters[flow.spec.src.idx()];
-        uet::on_nack(flow, c, self.now, pkt);
-        self.activate(pkt.flow);
-    }
-
     /// UET sender: an RCCC credit arrived.
     pub(super) fn on_credit(&mut self, pkt: &Packet) {
-        uet::on_credit(&mut self.flows[pkt.flow.idx()], pkt, self.now);
+        let (core, proto) = self.flows[pkt.flow.idx()].split();
+        proto.on_credit(core, pkt, self.now);
         self.activate(pkt.flow);
     }
 
     /// UET receiver `h` got a request to send: the sender is out of credit with data left.
     pub(super) fn on_rts(&mut self, h: HostId, pkt: &Packet) {
-        if uet::on_rts(&mut self.flows[pkt.flow.idx()], pkt) {
+        if self.flows[pkt.flow.idx()].proto.on_rts(pkt) {
             self.want_credit(h, pkt.flow);
         }
     }

@@ -1,6 +1,6 @@
 //! RoCEv2 RC transport: what happens when something reaches a queue pair.
 //!
-//! Each handler acts on one [`Flow`] (both ends of its QP) and returns what the NIC must send;
+//! Each handler acts on one flow ([`FlowCore`], both ends of its QP) and returns what the NIC must send;
 //! it touches nothing else, so a QP can be driven alone in a test. The go-back-N state
 //! machine is [`qp`] (IBA 1.4 sections 9.7.5-9.7.6); the responder runs DCQCN's notification
 //! point ([`crate::cc::dcqcn`]); the requester's congestion control, DCQCN's reaction point or
@@ -17,120 +17,190 @@ pub mod qp;
 
 pub use qp::{Response, RoceQp};
 
-use super::HostCounters;
-use super::flow::{Flow, Proto};
+use super::flow::{FlowCore, payload_of};
+use super::transport::{DataOutcome, Expiry, Feedback, FeedbackOutcome, Protocol, Rx, Timers};
 use crate::cc::api::CongestionControl;
-use crate::cc::dcqcn::DcqcnParams;
-use crate::packet::{Kind, Packet, flags, roce_ack_frame, roce_cnp_frame};
+use crate::ids::FlowId;
+use crate::packet::{Kind, Packet, flags, roce_ack_frame, roce_cnp_frame, roce_data_frame};
 use sim_core::{Duration, Time};
 
-/// What the responder does with one data packet.
-#[derive(Debug, Default)]
-pub struct DataOutcome {
-    /// A CNP for the requester (the packet was CE-marked and one was due).
-    pub cnp: Option<Packet>,
-    /// The ACK or NAK, if one is due.
-    pub reply: Option<Packet>,
-    /// New payload bytes delivered to the application.
-    pub delivered: u64,
-    /// The message's last byte arrived.
-    pub completed: bool,
-}
+impl Protocol for RoceQp {
+    #[inline]
+    fn may_send(&self, f: &FlowCore) -> bool {
+        self.can_send(f.packets, f.mtu())
+    }
 
-/// Responder: a data packet arrived. The notification point runs with the receiver's own
-/// DCQCN parameters (`np`), then go-back-N decides the answer.
-pub fn on_data(
-    flow: &mut Flow,
-    np: Option<&DcqcnParams>,
-    counters: &mut HostCounters,
-    now: Time,
-    pkt: &Packet,
-    ack_every: u32,
-) -> DataOutcome {
-    let (src, packets) = (flow.spec.src, flow.packets);
-    // RoCEv2 ACKs carry no ECN echo (DCQCN answers marks with CNPs); for a congestion
-    // control that asks (the plug-ins) the model lets the ACK echo a mark on any packet it
-    // covers, as DCTCP's receiver does (RFC 8257 section 3.2).
-    let echo = flow.cc.echoes_ecn();
-    let mut out = DataOutcome::default();
-    let Proto::Roce(q) = &mut flow.proto else {
-        return out;
-    };
-    if pkt.has(flags::CE) {
-        q.ece |= echo;
-        flow.ecn_marked += 1;
-        counters.np_ecn_marked_roce_packets += 1;
-        if let Some(params) = np {
-            if q.np.on_ce(params, now) {
-                flow.cnps_sent += 1;
-                counters.np_cnp_sent += 1;
-                let mut p = Packet::control(Kind::Cnp, pkt.flow, src, 0, roce_cnp_frame(), params.cnp_prio);
-                (p.entropy, p.dscp) = (pkt.entropy, params.cnp_dscp);
-                out.cnp = Some(p);
+    #[inline]
+    fn inflight(&self, f: &FlowCore) -> u64 {
+        f.bytes_before(self.next_seq) - f.bytes_before(self.acked)
+    }
+
+    fn acked_bytes(&self, f: &FlowCore) -> u64 {
+        f.bytes_before(self.acked)
+    }
+
+    fn sent_bytes(&self, f: &FlowCore) -> u64 {
+        f.bytes_before(self.max_sent)
+    }
+
+    fn has_work(&self, f: &FlowCore) -> bool {
+        self.next_seq < f.packets
+    }
+
+    fn outstanding(&self) -> bool {
+        RoceQp::outstanding(self)
+    }
+
+    /// The next PSN (go-back-N resends from the last ACK), on the QP's one entropy.
+    #[inline]
+    fn next_packet(&mut self, f: &mut FlowCore, id: FlowId, now: Time) -> Packet {
+        let (seq, retx) = self.take_psn();
+        let frame = roce_data_frame(payload_of(f.spec.size, f.mtu(), f.packets, seq));
+        f.data_packet(id, (seq, retx), f.entropy, frame, flags::ECT, now)
+    }
+
+    fn carries_int(&self) -> bool {
+        true
+    }
+
+    fn rto_base(&self, t: &Timers) -> Duration {
+        t.rto_roce
+    }
+
+    /// The verbs `local_ack_timeout`: fixed.
+    fn rto(&self, base: Duration, _max: Duration) -> Duration {
+        base
+    }
+
+    /// `rto` after the last progress.
+    fn rto_due(&self, f: &FlowCore, _rto: Duration) -> Time {
+        f.rto_deadline
+    }
+
+    /// Go back to the last ACK and resend from there. RoCEv2 QPs retry without giving up
+    /// here (`retry_cnt` is not modelled).
+    fn on_timeout(&mut self, _f: &mut FlowCore, _now: Time, _rto: Duration, _retries: u32) -> Expiry {
+        self.rewind();
+        Expiry::Resend { lost: 0 }
+    }
+
+    /// Responder: a data packet arrived. The notification point runs with the receiver's own
+    /// DCQCN parameters (`rx.np`), then go-back-N decides the answer.
+    fn on_data(&mut self, f: &mut FlowCore, rx: &mut Rx, pkt: &Packet) -> DataOutcome {
+        let (src, packets, now) = (f.spec.src, f.packets, rx.now);
+        // RoCEv2 ACKs carry no ECN echo (DCQCN answers marks with CNPs); for a congestion
+        // control that asks (the plug-ins) the model lets the ACK echo a mark on any packet it
+        // covers, as DCTCP's receiver does (RFC 8257 section 3.2).
+        let echo = f.cc.echoes_ecn();
+        let counters = &mut *rx.counters;
+        let mut out = DataOutcome::default();
+        if pkt.has(flags::CE) {
+            self.ece |= echo;
+            f.ecn_marked += 1;
+            counters.np_ecn_marked_roce_packets += 1;
+            if let Some(params) = rx.np {
+                if self.np.on_ce(params, now) {
+                    f.cnps_sent += 1;
+                    counters.np_cnp_sent += 1;
+                    let mut p =
+                        Packet::control(Kind::Cnp, pkt.flow, src, 0, roce_cnp_frame(), params.cnp_prio);
+                    (p.entropy, p.dscp) = (pkt.entropy, params.cnp_dscp);
+                    out.cnp = Some(p);
+                }
             }
         }
+        let (response, accepted) = self.receive(pkt.seq, pkt.is_last(), packets, rx.ack_every);
+        if accepted {
+            f.received_bytes += pkt.payload as u64;
+            out.delivered = pkt.payload as u64;
+            if self.expected == packets {
+                f.finish = Some(now);
+                out.completed = true;
+            }
+        } else if pkt.seq >= self.expected {
+            f.out_of_sequence += 1;
+            counters.out_of_sequence += 1;
+        } else {
+            f.duplicates += 1;
+        }
+        let reply = match response {
+            Response::None => None,
+            Response::Ack(psn) => {
+                counters.acks_sent += 1;
+                Some((Kind::Ack, psn))
+            }
+            Response::Nak(psn) => {
+                counters.naks_sent += 1;
+                Some((Kind::Nak, psn))
+            }
+        };
+        out.reply = reply.map(|(kind, psn)| {
+            let mut p = Packet::control(kind, pkt.flow, src, psn, roce_ack_frame(), pkt.prio);
+            (p.sent_at, p.entropy) = (pkt.sent_at, pkt.entropy);
+            if std::mem::take(&mut self.ece) {
+                p.flags |= flags::CE;
+            }
+            p
+        });
+        out
     }
-    let (response, accepted) = q.receive(pkt.seq, pkt.is_last(), packets, ack_every);
-    if accepted {
-        flow.received_bytes += pkt.payload as u64;
-        out.delivered = pkt.payload as u64;
-        if q.expected == packets {
-            flow.finish = Some(now);
-            out.completed = true;
-        }
-    } else if pkt.seq >= q.expected {
-        flow.out_of_sequence += 1;
-        counters.out_of_sequence += 1;
-    } else {
-        flow.duplicates += 1;
-    }
-    let reply = match response {
-        Response::None => None,
-        Response::Ack(psn) => {
-            counters.acks_sent += 1;
-            Some((Kind::Ack, psn))
-        }
-        Response::Nak(psn) => {
-            counters.naks_sent += 1;
-            Some((Kind::Nak, psn))
-        }
-    };
-    out.reply = reply.map(|(kind, psn)| {
-        let mut p = Packet::control(kind, pkt.flow, src, psn, roce_ack_frame(), pkt.prio);
-        (p.sent_at, p.entropy) = (pkt.sent_at, pkt.entropy);
-        if std::mem::take(&mut q.ece) {
-            p.flags |= flags::CE;
-        }
-        p
-    });
-    out
-}
 
-/// Requester: an ACK or NAK arrived. Progress pushes the retransmission deadline `rto` out.
-pub fn on_ack(flow: &mut Flow, counters: &mut HostCounters, now: Time, pkt: &Packet, rto: Duration) {
-    let nak = pkt.kind == Kind::Nak;
-    if nak {
-        flow.naks_received += 1;
-        counters.packet_seq_err += 1;
-    }
-    flow.acks_received += 1;
-    let packets = flow.packets;
-    let Proto::Roce(q) = &mut flow.proto else { return };
-    let rewinds = nak && pkt.seq < q.next_seq;
-    if q.on_ack(pkt.seq, nak) || rewinds {
-        flow.rto_deadline = now + rto;
-        if q.acked == packets {
-            flow.sender_done = Some(now);
+    /// Requester: an ACK or NAK arrived. Progress pushes the retransmission deadline out
+    /// (`local_ack_timeout`); a NAK goes back N and tells the congestion control.
+    fn on_feedback(&mut self, f: &mut FlowCore, fb: &mut Feedback, pkt: &Packet) -> FeedbackOutcome {
+        let now = fb.now;
+        let nak = pkt.kind == Kind::Nak;
+        if nak {
+            f.naks_received += 1;
+            fb.counters.packet_seq_err += 1;
         }
+        f.acks_received += 1;
+        let rewinds = nak && pkt.seq < self.next_seq;
+        if self.on_ack(pkt.seq, nak) || rewinds {
+            f.rto_deadline = now + fb.timers.rto_roce;
+            if self.acked == f.packets {
+                f.sender_done = Some(now);
+            }
+        }
+        if nak {
+            f.cc.on_nack(now);
+        }
+        FeedbackOutcome { acked: true, lost: 0 }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::{FlowId, HostId};
+    use crate::cc::dcqcn::DcqcnParams;
+    use crate::ids::HostId;
+    use crate::nic::HostCounters;
+    use crate::nic::flow::Flow;
+    use crate::nic::transport::Proto;
     use crate::workload::{Deps, FlowSpec};
     use sim_core::BitRate;
+
+    /// The responder's handler, as the run calls it.
+    fn on_data(
+        f: &mut Flow,
+        np: Option<&DcqcnParams>,
+        c: &mut HostCounters,
+        now: Time,
+        pkt: &Packet,
+        ack_every: u32,
+    ) -> DataOutcome {
+        let mut rx = Rx {
+            now,
+            counters: c,
+            np,
+            ack_every,
+            ack_bytes: 0,
+            control_prio: 7,
+            rccc: false,
+        };
+        let (core, proto) = f.split();
+        proto.on_data(core, &mut rx, pkt)
+    }
 
     fn flow(size: u64) -> Flow {
         let spec = FlowSpec {
@@ -143,7 +213,7 @@ mod tests {
             after: sim_core::Duration::ZERO,
             qp: None,
         };
-        Flow::new(spec, 1000, 0xc001, Proto::Roce(RoceQp::new(None)))
+        Flow::new(spec, 1000, 0xc001, Proto::roce(None))
     }
 
     #[test]

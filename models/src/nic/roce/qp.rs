@@ -109,7 +109,7 @@ impl RoceQp {
     }
 
     /// The retransmission timer expired with data outstanding: rewind to the last ACK.
-    pub fn on_timeout(&mut self) {
+    pub fn rewind(&mut self) {
         self.next_seq = self.acked;
     }
 
@@ -178,7 +178,7 @@ mod tests {
             q.take_psn();
         }
         q.on_ack(2, false);
-        q.on_timeout();
+        q.rewind();
         assert_eq!(q.next_seq, 2);
     }
 }

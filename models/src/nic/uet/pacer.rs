@@ -7,9 +7,21 @@
 //! (uet-htsim `UEC_PULL_QUANTUM`), and each credit packet carries the flow's running total.
 
 use crate::ids::FlowId;
-use crate::nic::flow::{Flow, Proto};
+use crate::nic::flow::Flow;
+use crate::nic::transport::Protocol;
 use crate::packet::{Kind, Packet, UET_CREDIT_FRAME};
 use std::collections::VecDeque;
+
+/// The receiver's credit accounts of one flow, in quanta.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Grants {
+    /// Credit the sender has asked for in all (its cumulative pull target).
+    pub want: u64,
+    /// Credit granted in all.
+    pub granted: u64,
+    /// In its receiver's pacer list.
+    pub listed: bool,
+}
 
 /// One receiver's pacer: the flows waiting for credit, and whether a grant is scheduled.
 #[derive(Debug, Clone, Default)]
@@ -21,11 +33,11 @@ pub struct Pacer {
 impl Pacer {
     /// Flow `id` wants credit: enlist it. True when the pacer was idle and must start now.
     pub fn want(&mut self, id: FlowId, flow: &mut Flow) -> bool {
-        let Proto::Uet(u) = &mut flow.proto else {
+        let Some(g) = flow.proto.grants() else {
             return false;
         };
-        if !u.listed {
-            u.listed = true;
+        if !g.listed {
+            g.listed = true;
             self.active.push_back(id);
         }
         !std::mem::replace(&mut self.busy, true)
@@ -38,22 +50,22 @@ impl Pacer {
         while let Some(f) = self.active.pop_front() {
             let flow = &mut flows[f.idx()];
             let (src, finished) = (flow.spec.src, flow.finish.is_some());
-            let Proto::Uet(u) = &mut flow.proto else {
+            let Some(g) = flow.proto.grants() else {
                 continue;
             };
-            let grant = per_pull.min(u.want.saturating_sub(u.granted));
+            let grant = per_pull.min(g.want.saturating_sub(g.granted));
             if grant == 0 || finished {
-                u.listed = false;
+                g.listed = false;
                 continue;
             }
-            u.granted += grant;
-            if u.granted < u.want {
+            g.granted += grant;
+            if g.granted < g.want {
                 self.active.push_back(f);
             } else {
-                u.listed = false;
+                g.listed = false;
             }
             let mut p = Packet::control(Kind::Credit, f, src, 0, UET_CREDIT_FRAME, prio);
-            p.set_credit(u.granted.min(u32::MAX as u64) as u32);
+            p.set_credit(g.granted.min(u32::MAX as u64) as u32);
             return Some((p, grant));
         }
         self.busy = false;

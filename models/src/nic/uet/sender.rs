@@ -1,0 +1,152 @@
+//! UET's sender: what a packet carries as it leaves (the pull target, an ACK request), what
+//! selective ACKs and NACKs of trimmed packets do, the retransmission timeout, and RCCC's
+//! credit waits.
+
+use super::Uet;
+use super::pdc::Sack;
+use crate::cc::api::{CongestionControl, SackFeedback, Trim};
+use crate::ids::FlowId;
+use crate::nic::flow::{FlowCore, payload_of};
+use crate::nic::transport::{Expiry, Feedback, FeedbackOutcome};
+use crate::packet::{Kind, Packet, UET_CREDIT_FRAME, flags};
+use sim_core::{Duration, Time};
+
+/// The packet is about to go (its congestion control has counted it: RCCC spent credit). It
+/// states the sender's pull target, and asks for an ACK at once (AR) when the sender will soon
+/// wait for one: its congestion control says so (`CongestionControl::asks_ack`: NSCC's window
+/// about to fill or not fit, RCCC's credit spent, a plug-in's window nearly full), the
+/// message ends, or this is a resend (uet-htsim `UecSrc::sendNewPacket`: AR when
+/// `in_flight + size >= cwnd`, `credit <= 0` or the backlog is empty, and on every resend).
+///
+/// One addition: NSCC's window under two of the receiver's coalescing units (`ack_bytes`)
+/// asks on every packet. Such a window (a 25G fabric with metre cables holds a few packets)
+/// would get one or two ACKs per window, and the sender would idle for part of each round
+/// trip; uet-htsim's experiments have windows of tens of packets, where this never applies.
+/// Under a plug-in's window (HPCC, Swift, DCTCP, which uet-htsim does not run over UET) AR
+/// comes once less than `ack_bytes` of window is left: their round-trip and INT samples come
+/// from ACKs the receiver did not hold back.
+#[inline]
+pub(super) fn on_sent(u: &mut Uet, f: &mut FlowCore, pkt: &mut Packet, ack_bytes: u64) {
+    let wire = super::full_packet(f);
+    let (inflight, mtu) = (u.pdc.inflight, f.mtu() as u64);
+    if let Some(target) = f.cc.pull_target(u.pdc.backlog_packets() * wire, wire) {
+        pkt.set_pull_target(target);
+    }
+    if f.cc.asks_ack(inflight, mtu, ack_bytes) || !u.pdc.has_work() || pkt.has(flags::RETX) {
+        pkt.flags |= flags::ACK_REQ;
+    }
+}
+
+/// A selective ACK arrived. Progress pushes the retransmission deadline out and ends the
+/// timer's backoff; a packet sent once gives a round-trip sample. A PSN that at least K later
+/// acknowledged PSNs have passed is presumed lost, with K about one and a half windows, at
+/// least 5 (uet-htsim SLEEK: max(min(1.5 cwnd, maxwnd), 5 MSS)); `maxwnd` is the window's
+/// ceiling (1.5 BDP).
+pub(super) fn on_ack(u: &mut Uet, f: &mut FlowCore, fb: &mut Feedback, pkt: &Packet) -> FeedbackOutcome {
+    let (now, maxwnd) = (fb.now, fb.maxwnd);
+    let rto = u.timer.rto(fb.timers.rto, fb.timers.rto_max);
+    f.acks_received += 1;
+    let (size, mtu, packets) = (f.spec.size, f.mtu(), f.packets);
+    let ecn = pkt.has(flags::CE);
+    let sack = Sack {
+        cum: pkt.seq,
+        base: pkt.sack_base(),
+        bitmap: pkt.sack_bitmap(),
+    };
+    let payload = |p| payload_of(size, mtu, packets, p);
+    let newly = u.pdc.on_sack(sack, payload);
+    u.ev.on_ack(pkt.entropy, ecn);
+    if !pkt.has(flags::RETX) {
+        u.timer.sample(now - pkt.sent_at);
+    }
+    f.cc.on_sack(&SackFeedback {
+        now,
+        newly_acked: newly,
+        rtt: now - pkt.sent_at,
+        ecn,
+        inflight: u.pdc.inflight,
+    });
+    let window = f.cc.loss_window().unwrap_or(maxwnd as f64);
+    let k = ((1.5 * window).min(maxwnd as f64) / mtu as f64).ceil().max(5.0) as u32;
+    let before = u.pdc.lost_packets();
+    u.pdc.sack_losses(k, payload);
+    let lost = (u.pdc.lost_packets() - before) as u64;
+    f.sack_losses += lost;
+    if newly > 0 {
+        f.rto_deadline = now + rto;
+        u.timer.progress();
+    }
+    if u.pdc.all_acked() && f.sender_done.is_none() {
+        f.sender_done = Some(now);
+    }
+    FeedbackOutcome { acked: true, lost }
+}
+
+/// A NACK for a trimmed packet: resend that PSN next (on the next EV), and tell the
+/// congestion control.
+pub(super) fn on_nack(u: &mut Uet, f: &mut FlowCore, fb: &mut Feedback, pkt: &Packet) -> FeedbackOutcome {
+    f.naks_received += 1;
+    let payload = f.payload_of(pkt.seq) as u64;
+    fb.counters.packet_seq_err += 1;
+    let requeued = u.pdc.on_nack(pkt.seq, payload as u32);
+    f.cc.on_trim(&Trim {
+        now: fb.now,
+        bytes: payload,
+        last_hop: pkt.has(flags::LAST_HOP),
+        requeued,
+        inflight: u.pdc.inflight,
+    });
+    FeedbackOutcome::default()
+}
+
+/// The retransmission timer expired: what has been out for `rto` or longer is presumed lost
+/// and resent, and the timeout backs off; too many in a row without progress (`retries`), and
+/// the sender gives up.
+pub(super) fn on_timeout(u: &mut Uet, f: &mut FlowCore, now: Time, rto: Duration, retries: u32) -> Expiry {
+    let (size, mtu, packets) = (f.spec.size, f.mtu(), f.packets);
+    let lost = u.pdc.on_timeout(now, rto, |p| payload_of(size, mtu, packets, p));
+    if lost == 0 {
+        return Expiry::Idle;
+    }
+    u.timer.expired();
+    if u.timer.retries > retries {
+        f.gave_up = true;
+        return Expiry::GaveUp;
+    }
+    Expiry::Resend { lost }
+}
+
+/// An RCCC credit arrived, carrying the receiver's running total of grants.
+pub(super) fn on_credit(u: &mut Uet, f: &mut FlowCore, pkt: &Packet, now: Time) {
+    if f.cc.on_credit(pkt.credit() as u64) > 0 {
+        u.credit_waits = 0;
+        u.last_credit = now;
+    }
+}
+
+/// RCCC: how long a sender waits for credit before asking again: `base`, doubled per request
+/// already unanswered, from the later of `since` and the last credit.
+pub(super) fn credit_wait_ends(u: &Uet, base: Duration, since: Time) -> Time {
+    let wait = Duration(base.0.saturating_mul(1 << u.credit_waits.min(40)));
+    since.max(u.last_credit) + wait
+}
+
+/// RCCC: is the sender waiting for credit (out of it, with data to send)?
+pub(super) fn credit_blocked(u: &Uet, f: &FlowCore) -> bool {
+    !f.gave_up && u.pdc.has_work() && f.cc.credit().is_some_and(|c| c <= 0)
+}
+
+/// RCCC: the sender's credit wait ended with no credit: a request to send `id`'s receiver,
+/// at priority `prio`, carrying the pull target. The next wait is twice as long.
+pub(super) fn credit_request(u: &mut Uet, f: &mut FlowCore, id: FlowId, prio: u8) -> Option<Packet> {
+    if !credit_blocked(u, f) {
+        return None;
+    }
+    let (dst, wire) = (f.spec.dst, super::full_packet(f));
+    let target = f.cc.pull_target(u.pdc.backlog_packets() * wire, wire)?;
+    let mut p = Packet::control(Kind::Credit, id, dst, 0, UET_CREDIT_FRAME, prio);
+    p.set_pull_target(target);
+    u.credit_waits += 1;
+    f.credit_requests += 1;
+    Some(p)
+}
