@@ -1,7 +1,7 @@
 //! RoCEv2 RC transport: what happens when something reaches a queue pair.
 //!
-//! Each handler acts on one flow ([`FlowCore`], both ends of its QP) and returns what the NIC must send;
-//! it touches nothing else, so a QP can be driven alone in a test. The go-back-N state
+//! Each handler acts on one flow ([`FlowCore`], both ends of its QP) and returns what the NIC
+//! must send; it touches nothing else, so a QP can be driven alone in a test. The go-back-N state
 //! machine is [`qp`] (IBA 1.4 sections 9.7.5-9.7.6); the responder runs DCQCN's notification
 //! point ([`crate::cc::dcqcn`]); the requester's congestion control, DCQCN's reaction point or
 //! another, is the flow's [`crate::cc::Sender`].

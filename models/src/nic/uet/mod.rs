@@ -1,7 +1,7 @@
 //! UET PDS RUD transport: what happens when something reaches a packet delivery context.
 //!
-//! Each handler acts on one flow ([`FlowCore`], both ends of its PDC) and returns what the NIC must
-//! send; it touches nothing else, so a PDC can be driven alone in a test. The per-PSN state
+//! Each handler acts on one flow ([`FlowCore`], both ends of its PDC) and returns what the
+//! NIC must send; it touches nothing else, so a PDC can be driven alone in a test. The per-PSN state
 //! is [`pdc`]; the sender's congestion control (NSCC's window, RCCC's credit, or another) is
 //! the flow's [`crate::cc::Sender`]; the receiver's credit pacer is [`pacer`].
 //!
