@@ -1,10 +1,11 @@
 //! The host NIC: its configuration, send scheduler, receive buffer, and the two transports.
 //!
 //! ```text
-//!  flow.rs       one message: packetization, statistics, its congestion control and its
-//!                transport state (FlowCore + Proto)
-//!  transport.rs  the transport interface (Protocol) both ends are driven through, and the
-//!                Proto enum that dispatches to RoCEv2 or UET
+//!  core.rs       what every flow has: packetization, pacing, its congestion control,
+//!                statistics (FlowCore)
+//!  protocol.rs   the transport interface (Protocol) both ends are driven through
+//!  transport.rs  Proto: a flow's transport state, dispatching to RoCEv2 or UET
+//!  flow.rs       one message: its FlowCore and its Proto
 //!  sched.rs      the send scheduler the port pulls from (strict priority, round robin, pacing)
 //!  roce/         RoCEv2 RC: go-back-N QP (qp.rs) and its Protocol: data (DCQCN's NP), ACK/NAK,
 //!                timeout
@@ -19,22 +20,26 @@
 //! Messages are cut into MTU-sized packets (RoCEv2: the path MTU counts payload only, 4096 B
 //! on ConnectX by default) and sent at line rate, or at the QP's DCQCN rate, or as NSCC's
 //! window and RCCC's credit allow. A transport's handlers act on the flow's
-//! [`flow::FlowCore`] and its own state and return what to send; the simulation
+//! [`core::FlowCore`] and its own state and return what to send; the simulation
 //! (`crate::sim`) puts it on the wire.
 
 pub mod class;
+pub mod core;
 pub mod flow;
 pub mod lb;
 pub mod model;
+pub mod protocol;
 pub mod roce;
 pub mod rx;
 pub mod sched;
 pub mod transport;
 pub mod uet;
 
-pub use flow::{Flow, FlowCore, Sched};
+pub use core::{FlowCore, Sched};
+pub use flow::Flow;
+pub use protocol::Protocol;
 pub use sched::Nic;
-pub use transport::{Proto, Protocol};
+pub use transport::Proto;
 
 pub use crate::cc::CcConfig;
 use crate::error::FieldError;

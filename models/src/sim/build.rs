@@ -95,7 +95,7 @@ impl<'a> Sim<'a> {
         // RoCEv2's timeout is the QP's; UET's defaults to its base RTO plus six round trips.
         let rto_roce = variant.nic.rto();
         let rto = variant.nic.rto.unwrap_or(Duration::from_us(15) + network_rtt * 6);
-        let timers = crate::nic::transport::Timers {
+        let timers = crate::nic::protocol::Timers {
             rto_roce,
             rto,
             rto_max: variant.nic.rto_max,
@@ -205,7 +205,7 @@ fn flows(scenario: &Scenario, variant: &Variant, streams: &RngStreams) -> Vec<Fl
             };
             let entropy = 0xc000 | (key as u16 & 0x3fff);
             let proto = if variant.nic.transport_of(s.prio) == Transport::Uet {
-                let packets = crate::nic::flow::packets_for(s.size, mtu);
+                let packets = crate::nic::core::packets_for(s.size, mtu);
                 let ev = EvSelector::new(variant.nic.lb_of(s.prio), entropy);
                 Proto::uet(packets, ev, streams.key("ev", i as u64))
             } else {

@@ -6,7 +6,7 @@ use super::{Event, Sim};
 use crate::cc::api::CongestionControl;
 use crate::ids::{FlowId, HostId, PortId};
 use crate::network::Role;
-use crate::nic::transport::Expiry;
+use crate::nic::protocol::Expiry;
 use crate::nic::{Protocol, Sched};
 use crate::packet::{Kind, Packet};
 use sim_core::Time;

@@ -171,7 +171,7 @@ pub struct Sim<'a> {
     loss_rng: SimRng,
     /// The timers of the transports: RoCEv2's retransmission timeout (UET's floor), UET's
     /// ceiling, its ACK coalescing and credit-wait timeouts.
-    timers: crate::nic::transport::Timers,
+    timers: crate::nic::protocol::Timers,
     queue: EventQueue<Event>,
     now: Time,
     pub totals: Totals,

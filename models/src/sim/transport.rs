@@ -7,7 +7,7 @@ use super::{Event, Sim};
 use crate::cc::api::{Ack, CnpOutcome, CongestionControl};
 use crate::cc::rccc::RcccConfig;
 use crate::ids::{FlowId, HostId};
-use crate::nic::transport::{Feedback, Rx};
+use crate::nic::protocol::{Feedback, Rx};
 use crate::nic::{Protocol, Sched};
 use crate::packet::Packet;
 

@@ -17,8 +17,8 @@ pub mod qp;
 
 pub use qp::{Response, RoceQp};
 
-use super::flow::{FlowCore, payload_of};
-use super::transport::{DataOutcome, Expiry, Feedback, FeedbackOutcome, Protocol, Rx, Timers};
+use super::core::{FlowCore, payload_of};
+use super::protocol::{DataOutcome, Expiry, Feedback, FeedbackOutcome, Protocol, Rx, Timers};
 use crate::cc::api::CongestionControl;
 use crate::ids::FlowId;
 use crate::packet::{Kind, Packet, flags, roce_ack_frame, roce_cnp_frame, roce_data_frame};

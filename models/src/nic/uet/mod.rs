@@ -24,13 +24,14 @@ mod receiver;
 pub mod rto;
 mod sender;
 
-pub use pacer::{Grants, Pacer};
+pub use crate::nic::protocol::Grants;
+pub use pacer::{Pacer, PacerFlow};
 pub use pdc::{Sack, UetPdc};
 
 use super::HostCounters;
-use super::flow::{FlowCore, payload_of};
+use super::core::{FlowCore, payload_of};
 use super::lb::EvSelector;
-use super::transport::{DataOutcome, Expiry, Feedback, FeedbackOutcome, Protocol, Rx, Timers};
+use super::protocol::{DataOutcome, Expiry, Feedback, FeedbackOutcome, Protocol, Rx, Timers};
 use crate::ids::FlowId;
 use crate::packet::{Kind, Packet, flags, on_wire, uet_data_frame};
 use sim_core::{Duration, Time};

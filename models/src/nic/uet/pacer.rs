@@ -6,21 +6,17 @@
 //! the pacer grants up to the highest target it has seen. Credit is counted in quanta of 256 B
 //! (uet-htsim `UEC_PULL_QUANTUM`), and each credit packet carries the flow's running total.
 
-use crate::ids::FlowId;
-use crate::nic::flow::Flow;
-use crate::nic::transport::Protocol;
+use crate::ids::{FlowId, HostId};
+use crate::nic::protocol::Grants;
 use crate::packet::{Kind, Packet, UET_CREDIT_FRAME};
 use std::collections::VecDeque;
 
-/// The receiver's credit accounts of one flow, in quanta.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Grants {
-    /// Credit the sender has asked for in all (its cumulative pull target).
-    pub want: u64,
-    /// Credit granted in all.
-    pub granted: u64,
-    /// In its receiver's pacer list.
-    pub listed: bool,
+/// What the pacer needs of a flow: its credit accounts (None: not a UET flow), its sender,
+/// and whether its last byte has arrived.
+pub trait PacerFlow {
+    fn grants(&mut self) -> Option<&mut Grants>;
+    fn sender(&self) -> HostId;
+    fn done(&self) -> bool;
 }
 
 /// One receiver's pacer: the flows waiting for credit, and whether a grant is scheduled.
@@ -32,8 +28,8 @@ pub struct Pacer {
 
 impl Pacer {
     /// Flow `id` wants credit: enlist it. True when the pacer was idle and must start now.
-    pub fn want(&mut self, id: FlowId, flow: &mut Flow) -> bool {
-        let Some(g) = flow.proto.grants() else {
+    pub fn want(&mut self, id: FlowId, flow: &mut impl PacerFlow) -> bool {
+        let Some(g) = flow.grants() else {
             return false;
         };
         if !g.listed {
@@ -46,11 +42,11 @@ impl Pacer {
     /// The pacer may grant again: the next flow that still wants credit gets up to
     /// `per_pull` quanta. Returns the credit packet (at `prio`, carrying the flow's total) and
     /// the quanta granted; None when nobody wants credit (the pacer goes idle).
-    pub fn grant(&mut self, flows: &mut [Flow], per_pull: u64, prio: u8) -> Option<(Packet, u64)> {
+    pub fn grant(&mut self, flows: &mut [impl PacerFlow], per_pull: u64, prio: u8) -> Option<(Packet, u64)> {
         while let Some(f) = self.active.pop_front() {
             let flow = &mut flows[f.idx()];
-            let (src, finished) = (flow.spec.src, flow.finish.is_some());
-            let Some(g) = flow.proto.grants() else {
+            let (src, finished) = (flow.sender(), flow.done());
+            let Some(g) = flow.grants() else {
                 continue;
             };
             let grant = per_pull.min(g.want.saturating_sub(g.granted));

@@ -7,8 +7,8 @@ use super::pdc::Sack;
 use crate::cc::rccc::QUANTUM;
 use crate::ids::{FlowId, HostId};
 use crate::nic::HostCounters;
-use crate::nic::flow::FlowCore;
-use crate::nic::transport::{DataOutcome, Rx};
+use crate::nic::core::FlowCore;
+use crate::nic::protocol::{DataOutcome, Rx};
 use crate::packet::{Kind, Packet, UET_ACK_FRAME, UET_NACK_FRAME, flags};
 use sim_core::Time;
 

@@ -6,8 +6,8 @@ use super::Uet;
 use super::pdc::Sack;
 use crate::cc::api::{CongestionControl, SackFeedback, Trim};
 use crate::ids::FlowId;
-use crate::nic::flow::{FlowCore, payload_of};
-use crate::nic::transport::{Expiry, Feedback, FeedbackOutcome};
+use crate::nic::core::{FlowCore, payload_of};
+use crate::nic::protocol::{Expiry, Feedback, FeedbackOutcome};
 use crate::packet::{Kind, Packet, UET_CREDIT_FRAME, flags};
 use sim_core::{Duration, Time};
 
