@@ -1,12 +1,11 @@
 //! A flow: one message from one host to another, and the state of both ends: what every
-//! transport shares ([`FlowCore`]) and the protocol's own ([`Proto`], [`super::transport`]): a
-//! RoCEv2 RC queue pair ([`super::roce`], go-back-N) or a UET packet delivery context
-//! ([`super::uet`], selective repeat with per-packet entropy). A [`Flow`] reads as its core.
+//! transport shares ([`FlowCore`]) and the protocol's own ([`Proto`]): a
+//! RoCEv2 RC queue pair (`roce`, go-back-N) or a UET packet delivery context
+//! (`uet`, selective repeat with per-packet entropy). A [`Flow`] reads as its core.
 
 use super::core::FlowCore;
-use super::protocol::{Grants, Protocol};
+use super::protocol::{Grants, PacerFlow, Protocol};
 use super::transport::Proto;
-use super::uet::PacerFlow;
 use crate::cc::api::CongestionControl;
 use crate::ids::{FlowId, HostId};
 use crate::packet::Packet;

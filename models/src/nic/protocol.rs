@@ -9,10 +9,10 @@
 //! congestion control) and their own, and return what the NIC must send; they touch nothing
 //! else, so one flow can be driven alone in a test.
 
-use super::HostCounters;
 use super::core::FlowCore;
+use super::counters::HostCounters;
 use crate::cc::dcqcn::DcqcnParams;
-use crate::ids::FlowId;
+use crate::ids::{FlowId, HostId};
 use crate::packet::Packet;
 use sim_core::{Duration, Time};
 
@@ -191,6 +191,14 @@ pub trait Protocol {
     fn credit_request(&mut self, _f: &mut FlowCore, _id: FlowId, _prio: u8) -> Option<Packet> {
         None
     }
+}
+
+/// What RCCC's credit pacer (`uet::pacer`) needs of a flow: its credit accounts (None: not a
+/// UET flow), its sender, and whether its last byte has arrived.
+pub trait PacerFlow {
+    fn grants(&mut self) -> Option<&mut Grants>;
+    fn sender(&self) -> HostId;
+    fn done(&self) -> bool;
 }
 
 /// RCCC, the receiver side: its credit accounts of one flow, in quanta (the credit pacer,

@@ -3,8 +3,8 @@
 //! delivery context ([`super::uet`]). A third transport (UET ROD, a TCP baseline) is one new
 //! folder implementing [`Protocol`], one variant here and one arm of each match below.
 
-use super::HostCounters;
 use super::core::FlowCore;
+use super::counters::HostCounters;
 use super::lb::EvSelector;
 use super::protocol::{DataOutcome, Expiry, Feedback, FeedbackOutcome, Grants, Protocol, Rx, Timers};
 use super::roce::RoceQp;

@@ -175,14 +175,12 @@ mod tests {
     use crate::cc::dcqcn::DcqcnParams;
     use crate::ids::HostId;
     use crate::nic::HostCounters;
-    use crate::nic::flow::Flow;
-    use crate::nic::transport::Proto;
     use crate::workload::{Deps, FlowSpec};
     use sim_core::BitRate;
 
     /// The responder's handler, as the run calls it.
     fn on_data(
-        f: &mut Flow,
+        (f, q): &mut (FlowCore, RoceQp),
         np: Option<&DcqcnParams>,
         c: &mut HostCounters,
         now: Time,
@@ -198,11 +196,10 @@ mod tests {
             control_prio: 7,
             rccc: false,
         };
-        let (core, proto) = f.split();
-        proto.on_data(core, &mut rx, pkt)
+        q.on_data(f, &mut rx, pkt)
     }
 
-    fn flow(size: u64) -> Flow {
+    fn flow(size: u64) -> (FlowCore, RoceQp) {
         let spec = FlowSpec {
             src: HostId(0),
             dst: HostId(1),
@@ -213,14 +210,16 @@ mod tests {
             after: sim_core::Duration::ZERO,
             qp: None,
         };
-        Flow::new(spec, 1000, 0xc001, Proto::roce(None))
+        (FlowCore::new(spec, 1000, 0xc001), RoceQp::new(None))
     }
 
     #[test]
     fn responder_acks_in_order_data_naks_a_gap_and_completes_on_the_last() {
         let mut f = flow(3000);
         let mut c = HostCounters::default();
-        let pkts: Vec<Packet> = (0..3).map(|_| f.next_packet(FlowId(0), Time(5))).collect();
+        let pkts: Vec<Packet> = (0..3)
+            .map(|_| f.1.next_packet(&mut f.0, FlowId(0), Time(5)))
+            .collect();
         let first = on_data(&mut f, None, &mut c, Time(10), &pkts[0], 1);
         let ack = first.reply.expect("ack every packet");
         assert_eq!(
@@ -233,8 +232,8 @@ mod tests {
         assert_eq!((gap.delivered, c.out_of_sequence, c.naks_sent), (0, 1, 1));
         on_data(&mut f, None, &mut c, Time(12), &pkts[1], 1);
         let last = on_data(&mut f, None, &mut c, Time(13), &pkts[2], 1);
-        assert!(last.completed && f.finish == Some(Time(13)));
-        assert_eq!(f.received_bytes, 3000);
+        assert!(last.completed && f.0.finish == Some(Time(13)));
+        assert_eq!(f.0.received_bytes, 3000);
     }
 
     #[test]
@@ -244,7 +243,7 @@ mod tests {
             .unwrap();
         let mut f = flow(10_000);
         let mut c = HostCounters::default();
-        let mut p = f.next_packet(FlowId(0), Time::ZERO);
+        let mut p = f.1.next_packet(&mut f.0, FlowId(0), Time::ZERO);
         p.flags |= flags::CE;
         let a = on_data(&mut f, Some(&params), &mut c, Time(1_000_000), &p, 1);
         let cnp = a.cnp.expect("first mark: a CNP");
@@ -252,7 +251,7 @@ mod tests {
             (cnp.kind, cnp.dst, cnp.prio),
             (Kind::Cnp, HostId(0), params.cnp_prio)
         );
-        let mut q = f.next_packet(FlowId(0), Time::ZERO);
+        let mut q = f.1.next_packet(&mut f.0, FlowId(0), Time::ZERO);
         q.flags |= flags::CE;
         let b = on_data(&mut f, Some(&params), &mut c, Time(2_000_000), &q, 1);
         assert!(b.cnp.is_none(), "within min_time_between_cnps (4 us)");

@@ -24,12 +24,12 @@ mod receiver;
 pub mod rto;
 mod sender;
 
-pub use crate::nic::protocol::Grants;
-pub use pacer::{Pacer, PacerFlow};
+pub use crate::nic::protocol::{Grants, PacerFlow};
+pub use pacer::Pacer;
 pub use pdc::{Sack, UetPdc};
 
-use super::HostCounters;
 use super::core::{FlowCore, payload_of};
+use super::counters::HostCounters;
 use super::lb::EvSelector;
 use super::protocol::{DataOutcome, Expiry, Feedback, FeedbackOutcome, Protocol, Rx, Timers};
 use crate::ids::FlowId;

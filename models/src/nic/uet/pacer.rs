@@ -6,18 +6,10 @@
 //! the pacer grants up to the highest target it has seen. Credit is counted in quanta of 256 B
 //! (uet-htsim `UEC_PULL_QUANTUM`), and each credit packet carries the flow's running total.
 
-use crate::ids::{FlowId, HostId};
-use crate::nic::protocol::Grants;
+use crate::ids::FlowId;
+use crate::nic::protocol::PacerFlow;
 use crate::packet::{Kind, Packet, UET_CREDIT_FRAME};
 use std::collections::VecDeque;
-
-/// What the pacer needs of a flow: its credit accounts (None: not a UET flow), its sender,
-/// and whether its last byte has arrived.
-pub trait PacerFlow {
-    fn grants(&mut self) -> Option<&mut Grants>;
-    fn sender(&self) -> HostId;
-    fn done(&self) -> bool;
-}
 
 /// One receiver's pacer: the flows waiting for credit, and whether a grant is scheduled.
 #[derive(Debug, Clone, Default)]
