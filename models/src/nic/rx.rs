@@ -14,6 +14,8 @@
 //! larger of the device's maximum MTU and 9216 B (`MINIMUM_MAX_MTU`; commit e28408e98bce,
 //! "net/mlx5e: Update xon formula"). `pfc.xon_offset` overrides the hysteresis.
 
+use crate::packet::Packet;
+use crate::pool::PacketPool;
 use crate::port::Port;
 use sim_core::BitRate;
 
@@ -74,6 +76,40 @@ impl RxBuffer {
     pub fn occupancy(&self) -> u64 {
         self.drain.occupancy()
     }
+
+    /// A frame arrived: queue it, or refuse it when it does not fit. A lossless frame may use
+    /// the whole buffer (the headroom is kept for it); a lossy one only up to the XOFF point.
+    /// When a lossless frame brings the buffer to its XOFF point, the port must pause its
+    /// peer on that priority.
+    pub fn admit(&mut self, pool: &mut PacketPool, pkt: Packet, lossless: bool) -> Admit {
+        let limit = if lossless {
+            self.spec.capacity
+        } else {
+            self.spec.xoff_at
+        };
+        if self.occupancy() + pkt.frame as u64 > limit {
+            return Admit::Refused(pkt);
+        }
+        self.drain.enqueue(pool, pkt);
+        Admit::Queued {
+            xoff: lossless && self.occupancy() >= self.spec.xoff_at,
+        }
+    }
+
+    /// After the host took a frame: every priority may resume (one buffer for all of them)
+    /// once it has drained to its XON point.
+    pub fn may_resume(&self) -> bool {
+        self.occupancy() <= self.spec.xon_at
+    }
+}
+
+/// What a receive buffer did with an arriving frame.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Admit {
+    /// It does not fit (`rx_prio{p}_discards`).
+    Refused(Packet),
+    /// Queued; `xoff`: the buffer reached its XOFF point for this lossless frame.
+    Queued { xoff: bool },
 }
 
 /// Receive buffers for every port of every host (in the order the topology lists each host's
@@ -135,5 +171,45 @@ mod tests {
                 .unwrap_err()
                 .contains("headroom")
         );
+    }
+
+    #[test]
+    fn lossy_frames_stop_at_xoff_lossless_ones_use_the_headroom_and_pause() {
+        let spec = RxSpec::new(BitRate::gbps(50), 10_000, 4_000, 2_000).unwrap();
+        let mut rx = RxBuffer::new(spec);
+        let mut pool = PacketPool::default();
+        let frame = |bytes: u16| {
+            let mut p = Packet::control(
+                crate::packet::Kind::Data,
+                crate::ids::FlowId(0),
+                crate::ids::HostId(1),
+                0,
+                0,
+                3,
+            );
+            p.frame = bytes;
+            p
+        };
+        // 5,000 B lossy: under the XOFF point (6,000 B), no pause.
+        assert_eq!(
+            rx.admit(&mut pool, frame(5_000), false),
+            Admit::Queued { xoff: false }
+        );
+        // 1,500 B more lossy would pass 6,000 B: refused.
+        assert!(matches!(
+            rx.admit(&mut pool, frame(1_500), false),
+            Admit::Refused(_)
+        ));
+        // The same lossless: into the headroom, and the buffer asks for XOFF.
+        assert_eq!(
+            rx.admit(&mut pool, frame(1_500), true),
+            Admit::Queued { xoff: true }
+        );
+        // Past the whole buffer: refused even lossless.
+        assert!(matches!(
+            rx.admit(&mut pool, frame(4_000), true),
+            Admit::Refused(_)
+        ));
+        assert!(!rx.may_resume(), "6,500 B held, over the 4,000 B XON point");
     }
 }

@@ -138,7 +138,6 @@ impl<'a> Sim<'a> {
             net,
             flows,
             senders,
-            dscp_classes: dscp_classes(variant),
             pacers: vec![Pacer::default(); hosts],
             dependents,
             finished: 0,
@@ -255,6 +254,7 @@ fn first_events(scenario: &Scenario, flows: &mut [Flow]) -> (EventQueue<Event>, 
 
 /// Each switch with the buffer the variant resolved for it.
 fn switches(net: &Network, variant: &Variant) -> Vec<Switch> {
+    let classes = dscp_classes(variant);
     net.switch_node
         .iter()
         .zip(&variant.resolved.buffers)
@@ -270,23 +270,22 @@ fn switches(net: &Network, variant: &Variant) -> Vec<Switch> {
                 )
                 .collect();
             let first = PortId(net.node_ports[node.idx()].start);
-            Switch::new(SwitchId(s as u32), node, first, layout, edge_hosts)
+            let mut sw = Switch::new(SwitchId(s as u32), node, first, layout, edge_hosts);
+            let tier = variant.resolved.switch_tier.get(s).copied().unwrap_or(0);
+            sw.set_dscp_classes(classes[tier as usize]);
+            sw
         })
         .collect()
 }
 
-/// The class each switch's tier gives each DSCP, when some tier classifies by DSCP: one
-/// table per tier (`[switch]` first), None to keep the frame's class.
-fn dscp_classes(variant: &Variant) -> Option<Vec<crate::switch::DscpClasses>> {
+/// The class each tier's switches give each DSCP (`[switch]` first): None where they keep
+/// the frame's 802.1Q class.
+fn dscp_classes(variant: &Variant) -> Vec<Option<crate::switch::DscpClasses>> {
     let dscp = variant.nic.trust == crate::nic::Trust::Dscp;
-    let tables: Vec<Option<crate::switch::DscpClasses>> = variant
+    variant
         .switch_configs()
         .map(|(s, _)| s.dscp_classes(dscp).expect("checked at validation"))
-        .collect();
-    if tables.iter().all(Option::is_none) {
-        return None;
-    }
-    Some(tables.into_iter().map(|t| t.unwrap_or([None; 64])).collect())
+        .collect()
 }
 
 /// The NIC receive buffer of every host port, where the variant has them.

@@ -7,6 +7,7 @@ use crate::cc::api::CongestionControl;
 use crate::ids::{FlowId, HostId, PortId};
 use crate::network::Role;
 use crate::nic::protocol::Expiry;
+use crate::nic::rx::Admit;
 use crate::nic::{Protocol, Sched};
 use crate::packet::{Kind, Packet};
 use sim_core::Time;
@@ -144,32 +145,26 @@ impl Sim<'_> {
     /// `pkt` reached host `h` through its port `q`: straight to the transport, or through the
     /// NIC's receive buffer when the host drains slower than the link.
     pub(super) fn host_receive(&mut self, q: PortId, h: HostId, pkt: Packet) {
-        let lossless = self.variant.pfc.mask().contains(pkt.prio);
+        let (prio, lossless) = (pkt.prio, self.variant.pfc.mask().contains(pkt.prio));
         let Some(rx) = &mut self.rx[q.idx()] else {
             return self.deliver(h, pkt);
         };
-        // Lossy frames may not use the headroom kept free for the lossless ones.
-        let limit = if lossless {
-            rx.spec.capacity
-        } else {
-            rx.spec.xoff_at
-        };
-        if rx.occupancy() + pkt.frame as u64 > limit {
-            self.net.ports[q.idx()]
-                .counters
-                .count_rx_discard(pkt.prio as usize);
-            if lossless {
-                self.totals.lossless_drops_adequate += 1;
+        match rx.admit(&mut self.net.pool, pkt, lossless) {
+            Admit::Refused(pkt) => {
+                self.net.ports[q.idx()].counters.count_rx_discard(prio as usize);
+                if lossless {
+                    self.totals.lossless_drops_adequate += 1;
+                }
+                self.drop(pkt, crate::drop::DropReason::NicRxFull, q);
             }
-            return self.drop(pkt, crate::drop::DropReason::NicRxFull, q);
-        }
-        rx.drain.enqueue(&mut self.net.pool, pkt);
-        let xoff = lossless && rx.occupancy() >= rx.spec.xoff_at;
-        if !rx.drain.is_busy() {
-            self.start_rx(q);
-        }
-        if xoff && !self.net.ports[q.idx()].xoff.mask.contains(pkt.prio) {
-            self.xoff(q, pkt.prio);
+            Admit::Queued { xoff } => {
+                if !rx.drain.is_busy() {
+                    self.start_rx(q);
+                }
+                if xoff && !self.net.ports[q.idx()].xoff.mask.contains(prio) {
+                    self.xoff(q, prio);
+                }
+            }
         }
     }
 
@@ -186,7 +181,7 @@ impl Sim<'_> {
     pub(super) fn on_rx_done(&mut self, q: PortId) {
         let Some(rx) = &mut self.rx[q.idx()] else { return };
         let pkt = rx.drain.end_tx();
-        let resume = rx.occupancy() <= rx.spec.xon_at;
+        let resume = rx.may_resume();
         let Role::Host(h) = self.net.roles[self.net.port_node[q.idx()].idx()] else {
             return;
         };

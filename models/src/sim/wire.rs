@@ -6,7 +6,7 @@ use crate::drop::DropReason;
 use crate::ids::{NodeId, PortId, SwitchId};
 use crate::network::Role;
 use crate::packet::{Charge, Kind, Packet};
-use crate::switch::Verdict;
+use crate::switch::{Verdict, classify};
 use rand::RngExt;
 
 impl Sim<'_> {
@@ -39,16 +39,7 @@ impl Sim<'_> {
     fn switch_dequeue(&mut self, s: SwitchId, p: PortId) -> Option<Packet> {
         let mut pkt = self.net.ports[p.idx()].dequeue(&mut self.net.pool, self.now)?;
         let port = &mut self.net.ports[p.idx()];
-        if pkt.kind == Kind::Data && pkt.int_ref() != 0 {
-            // INT's egress fields: the time, the port's byte counter, the queue behind.
-            let hop = crate::int::IntHop {
-                ts: self.now,
-                tx_bytes: port.tx.bytes,
-                qlen: port.occupancy(),
-                rate: port.rate,
-            };
-            self.net.int.stamp(pkt.int_ref(), hop);
-        }
+        classify::int_egress(&mut self.net.int, &pkt, port, self.now);
         if self.switches[s.idx()].dequeued(
             self.variant.switch_of(s.idx()),
             port,
@@ -134,21 +125,7 @@ impl Sim<'_> {
     /// Switch `s` (node `node`) took a frame in on `in_port`: it decides; the run accounts the
     /// trim or drop, asserts PFC and starts the egress.
     fn switch_receive(&mut self, s: SwitchId, node: NodeId, in_port: PortId, mut pkt: Packet) {
-        if let Some(classes) = &self.dscp_classes {
-            // Classification by DSCP (SONiC's dscp_to_tc_map) sets the frame's class here.
-            let tier = self
-                .variant
-                .resolved
-                .switch_tier
-                .get(s.idx())
-                .copied()
-                .unwrap_or(0);
-            if let Some(c) = classes[tier as usize][pkt.dscp as usize & 63]
-                && pkt.kind != Kind::Pause
-            {
-                pkt.prio = c;
-            }
-        }
+        self.switches[s.idx()].classify(&mut pkt);
         if self.wd.acting() {
             // A PFC watchdog storm on the arrival port's priority: counted, perhaps dropped.
             match self.wd_ingress(in_port, pkt) {
@@ -156,12 +133,7 @@ impl Sim<'_> {
                 None => return,
             }
         }
-        if pkt.kind == Kind::Data && pkt.int_ref() != 0 {
-            // The switch's INT record takes room from the start: buffers count it.
-            let grown = self.net.int.push(pkt.int_ref());
-            pkt.frame += grown as u16;
-            self.totals.int_bytes += grown as u64;
-        }
+        self.totals.int_bytes += classify::int_ingress(&mut self.net.int, &mut pkt);
         let range = self.net.node_ports[node.idx()].clone();
         let a = self.switches[s.idx()].receive(
             self.variant.switch_of(s.idx()),

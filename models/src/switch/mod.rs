@@ -18,6 +18,7 @@
 //! architectures are named profiles ([`crate::asic`]) overridable key by key ([`config`]).
 
 pub mod buffers;
+pub mod classify;
 pub mod config;
 pub mod ecn;
 pub mod mmu;
@@ -48,6 +49,8 @@ pub struct Switch {
     headroom_adequate: Vec<bool>,
     /// Per local port: the host cabled to it (`HostId::NONE` for a switch).
     edge_host: Vec<HostId>,
+    /// The class of each DSCP, when the switch classifies by DSCP (`classify.rs`).
+    dscp: Option<Box<DscpClasses>>,
 }
 
 /// What a switch did with an arriving frame.
@@ -90,6 +93,7 @@ impl Switch {
             mmu: layout.mmu.clone(),
             headroom_adequate: layout.headroom_adequate.clone(),
             edge_host,
+            dscp: None,
         }
     }
 
@@ -235,4 +239,4 @@ impl Switch {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -48,6 +48,12 @@ fn bench(cfg: SwitchConfig, pfc: PfcConfig) -> Bench {
     }
 }
 
+/// One switch of a four-host star with the default configuration (for the tests of other
+/// files of this folder).
+pub(super) fn one_switch() -> Switch {
+    bench(SwitchConfig::default(), PfcConfig::default()).sw
+}
+
 impl Bench {
     /// The switch's port cabled to host `h`.
     fn port_to(&self, h: u32) -> PortId {
