@@ -33,6 +33,7 @@ pub mod protocol;
 pub mod roce;
 pub mod rx;
 pub mod sched;
+pub mod send;
 pub mod transport;
 pub mod uet;
 

@@ -8,6 +8,7 @@ use crate::ids::{FlowId, HostId, PortId};
 use crate::network::Role;
 use crate::nic::protocol::Expiry;
 use crate::nic::rx::Admit;
+use crate::nic::send::{Next, SendCtx, send};
 use crate::nic::{Protocol, Sched};
 use crate::packet::{Kind, Packet};
 use sim_core::Time;
@@ -83,42 +84,25 @@ impl Sim<'_> {
             if !flow.can_send() {
                 continue;
             }
-            let mut pkt = flow.next_packet(f, now);
-            if let Some(share) = self.variant.nic.ce_share {
-                // A traffic generator's CE marks (`nic.ce_share`), on first sends and resends alike.
-                if crate::nic::ce_marked(pkt.seq, share) {
-                    pkt.flags |= crate::packet::flags::CE;
-                }
+            let prio = flow.spec.prio;
+            let mut cx = SendCtx {
+                now,
+                line_rate,
+                ce_share: self.variant.nic.ce_share,
+                ack_bytes,
+                timers: &self.timers,
+                int: &mut self.net.int,
+            };
+            let sent = send(flow, f, &mut cx);
+            match sent.next {
+                Next::Ready => self.nics[h.idx()].make_ready(p.0, prio, f),
+                Next::Sleep(at) => self.nics[h.idx()].sleep(p.0, f, at),
+                Next::Wait => {}
             }
-            if flow.cc.wants_int() && flow.proto.carries_int() {
-                // The source NIC adds the INT headers; switches add their records.
-                pkt.set_int_ref(self.net.int.alloc());
-                pkt.frame += crate::int::HEADER_BYTES as u16;
+            if let Some(at) = sent.rto {
+                self.schedule(at, Event::Rto(f));
             }
-            // The congestion control counts the packet (DCQCN's bytes, RCCC's credit), UET
-            // states its pull target and asks for an ACK when it will soon wait for one.
-            flow.cc.on_sent(now, pkt.wire_bytes());
-            let (core, proto) = flow.split();
-            proto.on_sent(core, &mut pkt, ack_bytes);
-            let rate = flow.cc.rate().map_or(line_rate, |r| r.min(line_rate));
-            flow.next_tx = now + rate.tx_time(pkt.wire_bytes());
-            (flow.last_tx, flow.last_wire) = (now, pkt.wire_bytes());
-            if flow.can_send() {
-                if rate < line_rate {
-                    flow.sched = Sched::Sleeping;
-                    self.nics[h.idx()].sleep(p.0, f, flow.next_tx);
-                } else {
-                    flow.sched = Sched::Ready;
-                    self.nics[h.idx()].make_ready(p.0, flow.spec.prio, f);
-                }
-            }
-            if !flow.rto_pending {
-                let base = flow.proto.rto_base(&self.timers);
-                let rto = flow.rto(base, self.timers.rto_max);
-                flow.rto_pending = true;
-                flow.rto_deadline = now + rto;
-                self.schedule(now + rto, Event::Rto(f));
-            }
+            let pkt = sent.pkt;
             self.arm_credit_wait(f);
             self.host_counters[h.idx()].data_packets_sent += 1;
             self.totals.injected_packets += 1;
