@@ -56,6 +56,7 @@ pub mod packet;
 pub mod pause;
 pub mod pcap;
 pub mod pfc;
+pub mod pfc_watch;
 pub mod pool;
 pub mod port;
 pub mod prio;

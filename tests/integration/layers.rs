@@ -34,6 +34,7 @@ const MODELS_LAYERS: &[&str] = &[
     "switch",
     "nic",
     "network",
+    "pfc_watch",
     "sonic",
     "ideal",
     "pcap",

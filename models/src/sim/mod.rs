@@ -30,7 +30,7 @@
 mod build;
 mod host;
 mod pfc;
-pub mod pfc_watch;
+mod pfc_watch;
 pub mod pfc_wd;
 mod prefetch;
 mod transport;
@@ -177,7 +177,7 @@ pub struct Sim<'a> {
     /// When `run.max_wall` stops the event loop; None: `max_wall` after the loop starts.
     wall_deadline: Option<std::time::Instant>,
     /// PFC storms and deadlocks found.
-    pub watch: pfc_watch::PfcWatch,
+    pub watch: crate::pfc_watch::PfcWatch,
     /// Servers with several NICs: each host's server, and NVLink's rate between its GPUs.
     servers: Option<(Vec<u32>, sim_core::BitRate)>,
     /// The switches' PFC watchdog (`pfc.watchdog_action`).

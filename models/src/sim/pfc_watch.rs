@@ -1,79 +1,17 @@
-//! Watching PFC for the two ways it fails: storms and deadlocks.
-//!
-//! **Storms.** An ingress that holds its peer in XOFF longer than `pfc.watchdog` counts a
-//! storm (mlx5 `tx_pause_storm_warning_events`; SONiC's PFC watchdog detection time). Pauses
-//! spread upstream hop by hop, so one stuck receiver shows up as storms on every port behind
-//! it; each storm is reported with the port that *started* its chain. A port's XOFF inherits
-//! the origin of the paused egress its frames are stuck in, or is its own origin when no
-//! egress of its node was paused (its own buffer filled: a slow receiver, an incast).
-//!
-//! **Deadlocks.** A cyclic buffer dependency (Hu et al., "Deadlocks in Datacenter Networks:
-//! Why Do They Form, and How to Avoid Them", HotNets 2016; Guo et al., "RDMA over Commodity
-//! Ethernet at Scale", SIGCOMM 2016, section 4.2): egress E is paused by its peer's ingress,
-//! whose buffer is held by frames waiting in another paused egress E' of that switch, and so
-//! on around a cycle back to E. Nothing in the cycle can move, pause refreshes keep it so,
-//! and the run would go on forever. From the first XOFF on, a check every quarter of
-//! `pfc.deadlock_timeout` builds that wait-for graph for each lossless priority; a cycle that
-//! persists with no data frame leaving any of its ports for `pfc.deadlock_timeout` is
-//! reported (its nodes, ports and priority) and, as `pfc.on_deadlock` says, stops the run or
-//! lets it go on.
+//! The PFC watch in a run (`crate::pfc_watch`: storms and deadlocks): where XOFFs begin and
+//! the periodic look for a cyclic pause dependency, scheduled while ports are paused, which
+//! stops the run when `pfc.on_deadlock` says so.
 
 use super::{Event, Sim, StopReason};
 use crate::ids::PortId;
-use crate::network::Role;
 use crate::pfc::OnDeadlock;
+use crate::pfc_watch::{Deadlock, pause_cycle, pause_origin};
 use sim_core::{Duration, Time};
-
-/// Storms listed individually in the results; the rest are counted.
-pub const MAX_STORMS_LISTED: usize = 1000;
-
-/// An XOFF period longer than the watchdog.
-#[derive(Debug, Clone)]
-pub struct Storm {
-    /// The ingress port that held its peer in XOFF.
-    pub port: PortId,
-    pub prio: u8,
-    pub start: Time,
-    pub duration: Duration,
-    /// The port whose XOFF started the chain (possibly `port` itself).
-    pub origin: PortId,
-}
-
-/// A cycle of egress ports, each paused by the next.
-#[derive(Debug, Clone)]
-pub struct Deadlock {
-    pub prio: u8,
-    /// When the cycle was first seen.
-    pub since: Time,
-    pub detected: Time,
-    /// Egress ports in dependency order: each is paused by the node the next one is on.
-    pub cycle: Vec<PortId>,
-}
-
-#[derive(Debug, Default)]
-pub struct PfcWatch {
-    pub storms: Vec<Storm>,
-    pub storms_total: u64,
-    pub deadlocks: Vec<Deadlock>,
-    check_pending: bool,
-    candidate: Option<Candidate>,
-}
-
-/// A cycle seen at a check, waiting to be confirmed by `deadlock_timeout` without progress.
-#[derive(Debug)]
-struct Candidate {
-    prio: u8,
-    cycle: Vec<PortId>,
-    since: Time,
-    /// Data frames sent by each port of the cycle when it was first seen.
-    sent: Vec<u64>,
-    reported: bool,
-}
 
 impl Sim<'_> {
     /// Ingress `port` enters XOFF on `prio`: find the pause chain's origin, start watching.
     pub(super) fn watch_xoff(&mut self, port: PortId, prio: u8) {
-        let origin = self.pause_origin(port, prio);
+        let origin = pause_origin(&self.net, port, prio, self.now);
         self.net.ports[port.idx()].xoff.set_origin(prio as usize, origin);
         if !self.watch.check_pending {
             self.watch.check_pending = true;
@@ -84,47 +22,12 @@ impl Sim<'_> {
 
     /// An XOFF period that ran from `start` to now (or to the end of the run) was a storm.
     pub(super) fn record_storm(&mut self, port: PortId, prio: u8, start: Time) {
-        self.watch.storms_total += 1;
-        if self.watch.storms.len() < MAX_STORMS_LISTED {
-            self.watch.storms.push(Storm {
-                port,
-                prio,
-                start,
-                duration: self.now - start,
-                origin: self.net.ports[port.idx()].xoff.origin(prio as usize),
-            });
-        }
+        let origin = self.net.ports[port.idx()].xoff.origin(prio as usize);
+        self.watch.record_storm(port, prio, start, self.now, origin);
     }
 
     fn check_interval(&self) -> Duration {
         Duration(self.variant.pfc.deadlock_timeout.0 / 4)
-    }
-
-    /// The origin of a new XOFF at `port`: the origin of the pause holding an egress of this
-    /// switch where `port`'s frames wait, else itself (its own congestion).
-    fn pause_origin(&self, port: PortId, prio: u8) -> PortId {
-        let node = self.net.port_node[port.idx()];
-        if !matches!(self.net.roles[node.idx()], Role::Switch(_)) {
-            return port;
-        }
-        let paused = |e: &PortId| *e != port && self.net.ports[e.idx()].pause.mask(self.now).contains(prio);
-        let stalled = self
-            .net
-            .ports_of(node)
-            .filter(paused)
-            .find(|e| self.net.ports[e.idx()].holds_from(&self.net.pool, prio, port));
-        match stalled {
-            Some(e) => {
-                let downstream = self.net.peer[e.idx()];
-                let x = &self.net.ports[downstream.idx()].xoff;
-                if x.mask.contains(prio) {
-                    x.origin(prio as usize)
-                } else {
-                    downstream
-                }
-            }
-            None => port,
-        }
     }
 
     /// Periodic while any egress is paused with frames waiting.
@@ -133,7 +36,7 @@ impl Sim<'_> {
         let mut any_paused = false;
         let mut found = None;
         for &prio in &self.variant.pfc.priorities {
-            let (cycle, paused) = self.pause_cycle(prio);
+            let (cycle, paused) = pause_cycle(&self.net, prio, self.now);
             any_paused |= paused;
             if let Some(c) = cycle {
                 found = Some((prio, c));
@@ -141,8 +44,17 @@ impl Sim<'_> {
             }
         }
         match found {
-            None => self.watch.candidate = None,
-            Some((prio, cycle)) => self.confirm(prio, cycle),
+            None => self.watch.clear(),
+            Some((prio, cycle)) => {
+                let ports = &self.net.ports;
+                let sent = |p: PortId| ports[p.idx()].tx_prio_packets(prio);
+                let timeout = self.variant.pfc.deadlock_timeout;
+                if let Some(d) = self.watch.confirm(prio, cycle, sent, self.now, timeout)
+                    && self.variant.pfc.on_deadlock == OnDeadlock::Stop
+                {
+                    self.stopped = Some(StopReason::PfcDeadlock(self.describe(&d)));
+                }
+            }
         }
         // Pauses last while their XOFFs are refreshed: keep looking while any is in force.
         any_paused |= self.net.ports.iter().any(|p| !p.xoff.mask.is_empty());
@@ -153,161 +65,8 @@ impl Sim<'_> {
         }
     }
 
-    /// Data frames `p` has sent on priority `prio` (other priorities may still move).
-    fn data_sent(&self, p: PortId, prio: u8) -> u64 {
-        self.net.ports[p.idx()].tx_prio_packets(prio)
-    }
-
-    /// A cycle was seen now: start timing it, or report it once it has been stuck long enough.
-    fn confirm(&mut self, prio: u8, cycle: Vec<PortId>) {
-        let mut key = cycle.clone();
-        key.sort_unstable();
-        let sent: Vec<u64> = key.iter().map(|&p| self.data_sent(p, prio)).collect();
-        let same = self
-            .watch
-            .candidate
-            .as_ref()
-            .is_some_and(|c| c.prio == prio && c.cycle == key && c.sent == sent);
-        if !same {
-            self.watch.candidate = Some(Candidate {
-                prio,
-                cycle: key,
-                since: self.now,
-                sent,
-                reported: false,
-            });
-            return;
-        }
-        let c = self.watch.candidate.as_mut().expect("same candidate");
-        if c.reported || self.now - c.since < self.variant.pfc.deadlock_timeout {
-            return;
-        }
-        c.reported = true;
-        let d = Deadlock {
-            prio,
-            since: c.since,
-            detected: self.now,
-            cycle,
-        };
-        if self.variant.pfc.on_deadlock == OnDeadlock::Stop {
-            self.stopped = Some(StopReason::PfcDeadlock(self.describe(&d)));
-        }
-        self.watch.deadlocks.push(d);
-    }
-
-    /// "priority 3 since 120us: sw0 to-sw1 -> sw1 to-sw2 -> sw2 to-sw0 -> (sw0)".
+    /// A deadlock in words, with the run's port names.
     pub fn describe(&self, d: &Deadlock) -> String {
-        let hops: Vec<String> = d.cycle.iter().map(|&p| self.net.port_label(p)).collect();
-        let back = self.net.port_node[d.cycle[0].idx()];
-        format!(
-            "PFC deadlock on priority {} since {}: {} -> ({}), each egress paused by the next with no data sent for {}",
-            d.prio,
-            d.since,
-            hops.join(" -> "),
-            self.net.names[back.idx()],
-            self.variant.pfc.deadlock_timeout
-        )
-    }
-
-    /// The wait-for graph on `prio`: egress E (paused, frames waiting) points to each paused
-    /// egress E' of the switch E feeds that holds frames which came in from E. Returns a
-    /// cycle in dependency order, if any, and whether any egress was paused with frames.
-    fn pause_cycle(&self, prio: u8) -> (Option<Vec<PortId>>, bool) {
-        let now = self.now;
-        let stuck = |e: PortId| {
-            let port = &self.net.ports[e.idx()];
-            port.pause.mask(now).contains(prio) && port.queued_bytes(prio) > 0
-        };
-        let nodes: Vec<PortId> = (0..self.net.ports.len() as u32)
-            .map(PortId)
-            .filter(|&e| stuck(e))
-            .collect();
-        if nodes.is_empty() {
-            return (None, false);
-        }
-        let waits_for = |e: PortId| -> Vec<PortId> {
-            let ingress = self.net.peer[e.idx()];
-            let next = self.net.port_node[ingress.idx()];
-            if !matches!(self.net.roles[next.idx()], Role::Switch(_)) {
-                return Vec::new();
-            }
-            self.net
-                .ports_of(next)
-                .filter(|&f| f != ingress && stuck(f))
-                .filter(|f| self.net.ports[f.idx()].holds_from(&self.net.pool, prio, ingress))
-                .collect()
-        };
-        (find_cycle(&nodes, waits_for), true)
-    }
-}
-
-/// A cycle in the graph on `nodes` with edges `next(n)`, by depth-first search with colours
-/// (Cormen et al., Introduction to Algorithms, 22.3: a back edge closes a cycle). Iterative,
-/// so long chains cannot overflow the stack; deterministic: nodes in the given order.
-pub fn find_cycle<F: Fn(PortId) -> Vec<PortId>>(nodes: &[PortId], next: F) -> Option<Vec<PortId>> {
-    use std::collections::HashMap;
-    // 1: on the current path, 2: finished.
-    let mut colour: HashMap<PortId, u8> = HashMap::new();
-    for &start in nodes {
-        if colour.contains_key(&start) {
-            continue;
-        }
-        let mut path: Vec<PortId> = vec![start];
-        let mut stack: Vec<Vec<PortId>> = vec![next(start)];
-        colour.insert(start, 1);
-        while let Some(edges) = stack.last_mut() {
-            match edges.pop() {
-                Some(m) => match colour.get(&m) {
-                    Some(1) => {
-                        let at = path.iter().position(|&p| p == m).expect("on path");
-                        return Some(path[at..].to_vec());
-                    }
-                    Some(_) => {}
-                    None => {
-                        colour.insert(m, 1);
-                        path.push(m);
-                        stack.push(next(m));
-                    }
-                },
-                None => {
-                    stack.pop();
-                    let done = path.pop().expect("path follows the stack");
-                    colour.insert(done, 2);
-                }
-            }
-        }
-    }
-    None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn graph(edges: &[(u32, u32)]) -> impl Fn(PortId) -> Vec<PortId> + '_ {
-        move |n| edges.iter().filter(|e| e.0 == n.0).map(|e| PortId(e.1)).collect()
-    }
-
-    #[test]
-    fn finds_a_cycle_in_dependency_order() {
-        let nodes: Vec<PortId> = (0..6).map(PortId).collect();
-        // 0 -> 1 -> 2 -> 3 -> 1, with 4 -> 5 a dead end.
-        let c = find_cycle(&nodes, graph(&[(0, 1), (1, 2), (2, 3), (3, 1), (4, 5)])).unwrap();
-        assert_eq!(c, vec![PortId(1), PortId(2), PortId(3)]);
-    }
-
-    #[test]
-    fn a_dag_has_no_cycle() {
-        let nodes: Vec<PortId> = (0..5).map(PortId).collect();
-        let edges = [(0, 1), (0, 2), (1, 3), (2, 3), (3, 4)];
-        assert_eq!(find_cycle(&nodes, graph(&edges)), None);
-    }
-
-    #[test]
-    fn a_long_chain_closing_on_itself_does_not_overflow() {
-        let n = 200_000u32;
-        let nodes: Vec<PortId> = (0..n).map(PortId).collect();
-        let next = move |p: PortId| vec![PortId((p.0 + 1) % n)];
-        assert_eq!(find_cycle(&nodes, next).map(|c| c.len()), Some(n as usize));
+        crate::pfc_watch::describe(&self.net, d, self.variant.pfc.deadlock_timeout)
     }
 }
