@@ -57,6 +57,7 @@ pub mod pause;
 pub mod pcap;
 pub mod pfc;
 pub mod pfc_watch;
+pub mod pfc_wd;
 pub mod pool;
 pub mod port;
 pub mod prio;

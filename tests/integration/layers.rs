@@ -35,6 +35,7 @@ const MODELS_LAYERS: &[&str] = &[
     "nic",
     "network",
     "pfc_watch",
+    "pfc_wd",
     "sonic",
     "ideal",
     "pcap",

@@ -127,7 +127,10 @@ impl<'a> Sim<'a> {
                 crate::capture::Capture::new(c.clone(), c.port, net.peer[c.port.idx()])
             })
             .collect();
-        let wd = super::pfc_wd::PfcWd::new(variant, net.ports.len());
+        let watchdog = variant
+            .switch_configs()
+            .any(|(_, p)| p.watchdog_action != crate::pfc::WatchdogAction::Off);
+        let wd = crate::pfc_wd::PfcWd::new(watchdog, net.ports.len());
         Sim {
             jobs: scenario.jobs.clone(),
             variant,

@@ -31,7 +31,7 @@ mod build;
 mod host;
 mod pfc;
 mod pfc_watch;
-pub mod pfc_wd;
+mod pfc_wd;
 mod prefetch;
 mod transport;
 mod wire;
@@ -181,7 +181,7 @@ pub struct Sim<'a> {
     /// Servers with several NICs: each host's server, and NVLink's rate between its GPUs.
     servers: Option<(Vec<u32>, sim_core::BitRate)>,
     /// The switches' PFC watchdog (`pfc.watchdog_action`).
-    pub wd: pfc_wd::PfcWd,
+    pub wd: crate::pfc_wd::PfcWd,
     /// Each flow's ideal FCT and lower bound on the healthy fabric.
     pub bounds: Vec<ideal::FlowBounds>,
 }
