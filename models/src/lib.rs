@@ -7,33 +7,46 @@
 //!
 //! ## The packet path
 //!
-//! One RoCEv2 data frame through one switch, and its ACK back, file by file and in order:
+//! One RoCEv2 data frame through one switch, and its ACK back, file by file and in order. The
+//! event loop (`sim/`) only dispatches: each step is a model's call that decides and returns
+//! what the run must do.
 //!
 //! ```text
-//!  sim/host.rs     next_data: the NIC's scheduler (nic/sched.rs) picks a flow, nic/flow.rs
-//!                  builds the packet, nic/roce/mod.rs on_sent paces it (DCQCN, cc/dcqcn.rs)
-//!  sim/wire.rs     start_tx ─▶ port.rs begin_tx (serialize, 20 B preamble + IFG)
-//!                  on_tx_done ─▶ link.rs send (propagate, 5 ns/m) ─▶ on_arrive
-//!  switch/mod.rs   Switch::receive: routing/ (ECMP hash, or adaptive) ─▶ trim.rs (UET only)
-//!                  ─▶ mmu.rs admit (min | shared under alpha x free | headroom) or drop
-//!                  ─▶ ecn.rs (WRED at enqueue) ─▶ queued at the egress port.rs;
-//!                  the ingress PG at XOFF ─▶ sim/pfc.rs sends PAUSE upstream
-//!  sim/wire.rs     start_tx ─▶ Switch::dequeued (WRED at dequeue) ─▶ port ─▶ link ─▶
-//!                  on_tx_done ─▶ Switch::departed (cells back; XON ─▶ sim/pfc.rs)
-//!  sim/host.rs     host_receive (nic/rx.rs buffer and its PFC) ─▶ deliver
-//!  nic/roce/mod.rs on_data: CE ─▶ CNP; go-back-N (nic/roce/qp.rs) ─▶ ACK or NAK
-//!  sim/host.rs     send_control ─▶ the same path back ─▶ nic/roce/mod.rs on_ack / on_cnp
+//!  sim/host.rs         next_data: nic/sched.rs picks a flow (priority, round robin, pacing)
+//!   nic/send.rs        send: the flow's packet (nic/flow.rs -> nic/transport.rs ->
+//!                      nic/roce/mod.rs next_packet), CE share, INT headers; the congestion
+//!                      control counts it (cc/sender.rs -> cc/dcqcn.rs on_sent) and sets the
+//!                      pace; the retransmission timer
+//!  sim/wire.rs         start_tx -> port.rs begin_tx (serialize, 20 B preamble + IFG)
+//!                      on_tx_done -> link.rs send (5 ns/m, frame errors) -> on_arrive
+//!  switch/classify.rs  DSCP to class, INT record; pfc_wd.rs: a stormed port's frames
+//!  switch/mod.rs       Switch::receive: routing/ (ECMP hash, or adaptive) -> trim.rs (UET)
+//!                      -> mmu.rs admit | drop -> ecn.rs (WRED at enqueue) -> egress port.rs;
+//!                      the ingress PG at XOFF -> sim/pfc.rs sends PAUSE upstream
+//!  sim/wire.rs         start_tx -> Switch::dequeued (WRED at dequeue, INT stamp) -> port ->
+//!                      link; on_tx_done -> Switch::departed (cells back; XON -> sim/pfc.rs)
+//!  sim/host.rs         host_receive: nic/rx.rs admits (or refuses, and asks for XOFF)
+//!  sim/transport.rs    on_data -> nic/transport.rs -> nic/roce/mod.rs on_data: CE -> CNP
+//!                      (DCQCN's notification point); go-back-N (roce/qp.rs) -> ACK or NAK
+//!  sim/host.rs         send_control -> the same path back
+//!  sim/transport.rs    on_feedback -> nic/roce/mod.rs on_feedback (cumulative ACK, go back
+//!                      N on a NAK) -> the congestion control's on_ack (cc/sender.rs)
+//!  sim/transport.rs    on_cnp -> cc/sender.rs -> cc/dcqcn.rs on_cnp (rate cut, rate timer)
 //! ```
 //!
-//! UET takes the same path with `nic/uet/` (selective ACK, NACK of trimmed packets, RCCC
-//! credits) in place of `nic/roce/`, and its NSCC window (cc/nscc.rs) or credit (cc/rccc.rs)
-//! in place of DCQCN's rate.
+//! UET takes the same path with `nic/uet/` (its sender: selective ACK, NACK of trimmed
+//! packets, credit waits; its receiver: ACK coalescing, RCCC's pull target and credit pacer)
+//! in place of `nic/roce/`, and its NSCC window (`cc/nscc.rs`) or RCCC credit (`cc/rccc.rs`) in
+//! place of DCQCN's rate: the same calls, through the `Protocol` and `CongestionControl`
+//! traits.
 //!
 //! `sim/mod.rs` holds the one event loop: for each event, the one call that handles it.
 //! `network.rs` holds the arenas (every port and cable in a `Vec` behind a typed id from
 //! `ids.rs`; the frames in one slab, `pool.rs`); `scenario/` loads and validates a scenario
 //! into variants resolved on the fabric; `report/` is what a run produced and the invariants
-//! it is checked against; `ideal.rs` the closed-form ideal completion time of each flow.
+//! it is checked against; `ideal.rs` the closed-form ideal completion time of each flow;
+//! `pfc_watch.rs` and `pfc_wd.rs` watch PFC (storms, deadlocks) and act on storms as SONiC's
+//! watchdog does. `docs/architecture.md` draws the layers and says where to add a model.
 //!
 //! ## Not modelled
 //! See the README's "Not modelled" list: cut-through forwarding, FEC, multi-priority PFC

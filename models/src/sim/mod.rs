@@ -1,21 +1,9 @@
 //! One run of one variant: the event loop, and for each event the one call that handles it.
 //!
-//! The models act; this module only turns events into calls and puts what they return on the
-//! wire. A frame's path, with the file and function at each step:
-//!
-//! ```text
-//!  FlowStart ─▶ host.rs on_flow_start ─▶ the NIC's send scheduler (nic/sched.rs)
-//!  port idle ─▶ wire.rs start_tx: queued frame (switch: switch::Switch::dequeued, ECN) or
-//!               the NIC's next data packet (host.rs next_data) ─▶ port.rs begin_tx
-//!  TxDone    ─▶ wire.rs on_tx_done: switch::Switch::departed (cells back, XON?) ─▶ link.rs send
-//!  Arrive    ─▶ wire.rs on_arrive: link.rs arrive, frame errors, then by node:
-//!               switch ─▶ switch::Switch::receive (route, trim, admit | drop, ECN, XOFF?)
-//!                        ─▶ queued at the egress port ─▶ start_tx ─▶ ...
-//!               host   ─▶ host.rs host_receive (NIC receive buffer, PFC) ─▶ deliver
-//!                        ─▶ transport.rs: nic::roce / nic::uet handlers ─▶ ACK, NAK, CNP,
-//!                           credit back through host.rs send_control
-//!  PFC frame ─▶ pfc.rs on_pause_frame (port.rs PauseState) ; XOFF/XON sent by pfc.rs
-//! ```
+//! This module dispatches: the models decide (a switch's `Verdict`, a transport's replies,
+//! the NIC's next packet, a receive buffer's admission, the PFC watchdog's storms) and it
+//! puts what they return on the wire, schedules their timers and counts the totals. The
+//! packet path, file by file, is in the crate docs (`models/src/lib.rs`).
 //!
 //! Events: `TxDone(port)` (a frame finished serializing: hand it to the link, start the next),
 //! `Arrive(port)` (the head frame on port's link reached the far end), `FlowStart`, and the
