@@ -287,3 +287,38 @@ fn a_slow_host_makes_its_nic_pause_the_sender() {
     assert!(lossy.summary.drops_by_reason["nic_rx_full"] > 0);
     assert!(lossy.summary.retransmitted_packets > 0);
 }
+
+#[test]
+fn a_queue_pair_cut_off_retries_at_its_own_timeout() {
+    // A 1 MB WRITE on a DAC whose cable goes down for good at 20 us. The QP retries at its
+    // `local_ack_timeout` (IBA 9.7.6.1.3: 4.096 us x 2^n, here n = 6, 262.144 us), from its
+    // first timeout on: in 2 ms that is the first timeout 262 us after the last ACK, then one
+    // every 262 us. (It once re-armed with UET's timeout after the first, some 25 us.)
+    let toml = r#"
+        [topology]
+        kind = "back-to-back"
+        link = { rate = "100Gbps", cable = "3m" }
+        [nic]
+        local_ack_timeout = 6
+        [[flow]]
+        src = 0
+        dst = 1
+        size = "1MB"
+        [[fault]]
+        link = ["h0", "h1"]
+        kind = "down"
+        at = "20us"
+        [run]
+        max_time = "2ms"
+    "#;
+    let r = run(toml).remove(0);
+    let rto_us: f64 = 4.096 * 64.0;
+    // The last ACK came before the cable went down (by 20 us): every timeout after it is one
+    // RTO apart until 2 ms.
+    let expected = ((2000.0 - 20.0) / rto_us).floor() as u64;
+    assert!(
+        (expected - 1..=expected).contains(&r.summary.rtos),
+        "{} timeouts in 2 ms at a {rto_us} us timeout (expected about {expected})",
+        r.summary.rtos
+    );
+}

@@ -205,8 +205,9 @@ impl Sim<'_> {
         if flow.sender_done.is_some() || flow.gave_up || !(flow.outstanding() || flow.has_work()) {
             return;
         }
-        // UET's base for every transport here (RoCEv2's own timeout re-arms it on an ACK).
-        let rto = flow.rto(t.rto, t.rto_max);
+        // Each transport's own timeout: RoCEv2's `local_ack_timeout` (a QP retries at that
+        // timeout, IBA 9.7.6.1.3), UET's adaptive one.
+        let rto = flow.rto(flow.proto.rto_base(&t), t.rto_max);
         let due = flow.rto_due(rto);
         if now < due {
             flow.rto_pending = true;
@@ -227,7 +228,7 @@ impl Sim<'_> {
         flow.cc.on_timeout(now, lost);
         flow.timeouts += 1;
         self.host_counters[src.idx()].local_ack_timeout_err += 1;
-        let rto = flow.rto(t.rto, t.rto_max);
+        let rto = flow.rto(flow.proto.rto_base(&t), t.rto_max);
         flow.rto_pending = true;
         flow.rto_deadline = now + rto;
         self.schedule(now + rto, Event::Rto(f));
