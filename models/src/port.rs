@@ -95,6 +95,9 @@ pub struct TxCounters {
     pub bytes: u64,
     /// Largest occupancy seen (waiting + in service), in frame bytes.
     pub peak_queue_bytes: u64,
+    /// Time spent serializing finished frames (their bits on the wire, preamble and gap
+    /// included): what utilisation is counted from.
+    pub busy: Duration,
 }
 
 /// One priority's FIFO, its byte count, and the priority's transmit counter.
@@ -121,6 +124,8 @@ struct PrioQueue {
 #[repr(C, align(64))]
 pub struct Port {
     in_service: Option<Packet>,
+    /// When the frame in service started and ends serializing.
+    tx_span: (Time, Time),
     /// Frame bytes waiting plus the frame in service.
     occupancy: u64,
     pub rate: BitRate,
@@ -152,6 +157,7 @@ impl Port {
             nonempty: PrioMask::EMPTY,
             occupancy: 0,
             in_service: None,
+            tx_span: (Time::ZERO, Time::ZERO),
             tx: TxCounters::default(),
             pause: PauseState::default(),
             xoff: XoffState::default(),
@@ -243,14 +249,16 @@ impl Port {
         pool.front_slot(&self.queues[prio as usize].frames)
     }
 
-    /// Start serializing `p`; returns how long it occupies the wire. The port must be idle.
+    /// Start serializing `p` at `now`; returns how long it occupies the wire. The port must
+    /// be idle.
     #[inline]
-    pub fn begin_tx(&mut self, p: Packet) -> Duration {
+    pub fn begin_tx(&mut self, p: Packet, now: Time) -> Duration {
         debug_assert!(self.in_service.is_none(), "port already transmitting");
         self.occupancy += p.frame as u64;
         self.tx.peak_queue_bytes = self.tx.peak_queue_bytes.max(self.occupancy);
         let d = self.rate.tx_time(p.wire_bytes());
         self.in_service = Some(p);
+        self.tx_span = (now, now + d);
         d
     }
 
@@ -260,7 +268,17 @@ impl Port {
     pub fn end_tx(&mut self) -> Packet {
         let p = self.in_service.take().expect("tx-done on an idle port");
         self.occupancy -= p.frame as u64;
+        self.tx.busy = self.tx.busy + (self.tx_span.1 - self.tx_span.0);
         p
+    }
+
+    /// Time this port has spent serializing up to `now`: finished frames and the part of the
+    /// one in service already on the wire.
+    pub fn busy(&self, now: Time) -> Duration {
+        match self.in_service {
+            Some(_) => self.tx.busy + (now.min(self.tx_span.1).saturating_since(self.tx_span.0)),
+            None => self.tx.busy,
+        }
     }
 
     /// A frame went onto the wire.
@@ -393,7 +411,7 @@ mod tests {
     fn serialization_includes_preamble_and_ifg() {
         let mut port = Port::new(BitRate::gbps(100));
         // 4158 B frame + 20 B = 4178 B = 33424 bits = 334.24 ns at 100 Gb/s.
-        let d = port.begin_tx(pkt(0, 0, 4158));
+        let d = port.begin_tx(pkt(0, 0, 4158), Time::ZERO);
         assert_eq!(d, Duration(334_240));
         assert!(port.is_busy());
         assert_eq!(port.occupancy(), 4158);
@@ -412,7 +430,7 @@ mod tests {
             let ps = (frame + 20) * 8 * 1000 / gbps;
             assert_eq!((frame + 20) * 8 * 1000 % gbps, 0, "exact at these rates");
             assert_eq!(
-                port.begin_tx(pkt(0, 0, frame as u16)),
+                port.begin_tx(pkt(0, 0, frame as u16), Time::ZERO),
                 Duration(ps),
                 "{gbps}G {frame}B"
             );
@@ -426,7 +444,7 @@ mod tests {
         port.enqueue(&mut pool, pkt(2, 0, 500));
         port.enqueue_control(&mut pool, pkt(9, 0, 64));
         let first = port.dequeue(&mut pool, Time(1)).unwrap();
-        port.begin_tx(first);
+        port.begin_tx(first, Time::ZERO);
         let mut seqs: Vec<u32> = port.held(&pool).map(|p| p.seq).collect();
         seqs.sort();
         assert_eq!(seqs, vec![1, 2, 9], "9 in service, 1 paused, 2 waiting");

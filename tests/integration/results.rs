@@ -392,3 +392,43 @@ fn parallel_variants_write_what_a_sequential_run_writes() {
         assert_eq!(o.status.code(), Some(2), "--jobs {bad}");
     }
 }
+
+#[test]
+fn a_saturated_port_reads_full_utilisation_whatever_the_sample_interval() {
+    // One 2 MB flow through a switch at 10 Gb/s, sampled every microsecond: a 4,158 B frame
+    // takes 3.3 us to serialize, so whole frames counted per sample read 0 or over 1 (capped),
+    // 0.79 on average. Counting the time on the wire, the switch's egress to h1 reads 1 in
+    // every sample between its first frame and its last.
+    let s = crate::common::scenario(
+        r#"
+        [topology]
+        kind = "star"
+        hosts = 2
+        host_link = { rate = "10Gbps", cable = "3m" }
+        [nic]
+        mtu = "4096B"
+        [[flow]]
+        src = 0
+        dst = 1
+        size = "2MB"
+        [run]
+        sample_interval = "1us"
+        "#,
+    );
+    let mut sim = models::sim::Sim::new(&s, &s.variants[0]);
+    sim.run();
+    let sw = &sim.sampler;
+    let i = sw
+        .ports
+        .iter()
+        .position(|&p| sim.net.port_label(p).contains("h1"))
+        .expect("the switch's port to h1 is sampled");
+    let k_all: Vec<f64> = (1..sw.times.len()).map(|k| sw.utilisation(i, k)).collect();
+    // Past the first frames to 100 samples before the end (a long run keeps every other
+    // sample, each over a doubled interval).
+    let steady = &k_all[20..k_all.len() - 100];
+    assert!(steady.len() > 500, "{} steady samples", steady.len());
+    for (k, u) in steady.iter().enumerate() {
+        assert!((u - 1.0).abs() < 1e-4, "sample {k}: utilisation {u}");
+    }
+}

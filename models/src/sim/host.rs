@@ -156,7 +156,7 @@ impl Sim<'_> {
         let now = self.now;
         let Some(rx) = &mut self.rx[q.idx()] else { return };
         if let Some(pkt) = rx.drain.dequeue(&mut self.net.pool, now) {
-            let d = rx.drain.begin_tx(pkt);
+            let d = rx.drain.begin_tx(pkt, now);
             self.schedule(now + d, Event::RxDone(q));
         }
     }

@@ -385,7 +385,7 @@ impl Sim<'_> {
             trimmed: t.trimmed,
             drops: t.dropped_packets,
         };
-        let (net, switches) = (&self.net, &self.switches);
+        let (net, switches, now) = (&self.net, &self.switches, self.now);
         let with_pg = self.sampler.with_pg();
         self.sampler.record(self.now, totals, |p| {
             let port = &net.ports[p.idx()];
@@ -398,8 +398,7 @@ impl Sim<'_> {
             };
             crate::telemetry::PortSample {
                 queue: port.occupancy(),
-                tx_bytes: port.tx.bytes,
-                rate: port.rate,
+                busy: port.busy(now),
                 pg,
                 xoff,
                 xoff_group,

@@ -30,7 +30,7 @@ impl Sim<'_> {
             },
         };
         self.mirror(p, true, &pkt);
-        let d = self.net.ports[p.idx()].begin_tx(pkt);
+        let d = self.net.ports[p.idx()].begin_tx(pkt, self.now);
         self.schedule(self.now + d, Event::TxDone(p));
     }
 

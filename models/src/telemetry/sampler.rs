@@ -5,7 +5,7 @@
 
 use super::TelemetryConfig;
 use crate::ids::PortId;
-use sim_core::{BitRate, Duration, Time};
+use sim_core::{Duration, Time};
 
 /// Fabric-wide cumulative counters at one sample.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -23,9 +23,9 @@ pub struct Totals {
 pub struct PortSample {
     /// Egress queue, frame bytes.
     pub queue: u64,
-    /// Frame bytes sent so far (cumulative).
-    pub tx_bytes: u64,
-    pub rate: BitRate,
+    /// Time the port has spent serializing so far (cumulative): its bits on the wire,
+    /// preamble and gap included.
+    pub busy: Duration,
     /// Bytes held by the port's lossless ingress priority groups (0 without PFC).
     pub pg: u64,
     /// The XOFF threshold of those groups now (dynamic thresholds move with the free buffer).
@@ -39,8 +39,7 @@ impl Default for PortSample {
     fn default() -> Self {
         PortSample {
             queue: 0,
-            tx_bytes: 0,
-            rate: BitRate(1),
+            busy: Duration::ZERO,
             pg: 0,
             xoff: 0,
             xoff_group: None,
@@ -133,7 +132,7 @@ pub struct Sampler {
     xoff: Vec<Vec<u32>>,
     xoff_of: Vec<u32>,
     /// Each port's transmitted bytes and the time at the previous sample.
-    last_tx: Vec<u64>,
+    last_busy: Vec<u64>,
     last_time: Time,
     with_pg: bool,
 }
@@ -161,7 +160,7 @@ impl Sampler {
             pg: per_port(with_pg),
             xoff: Vec::new(),
             xoff_of: Vec::new(),
-            last_tx: vec![0; n],
+            last_busy: vec![0; n],
             last_time: Time::ZERO,
             with_pg,
         }
@@ -178,19 +177,20 @@ impl Sampler {
             self.reserve();
         }
         let mut groups: std::collections::HashMap<Option<u32>, u32> = std::collections::HashMap::new();
-        // What a line carries over the span, for the last rate seen: most ports share a rate,
-        // and the 128-bit division is dearer than the rest of a port's sample.
-        let (mut rate, mut can) = (None, 1);
         for (i, &p) in self.ports.iter().enumerate() {
             let s = port(p);
             let k = self.times.len();
             self.queues[i].push(k, s.queue.min(u32::MAX as u64) as u32);
-            let sent = s.tx_bytes.saturating_sub(self.last_tx[i]);
-            self.last_tx[i] = s.tx_bytes;
-            if rate != Some(s.rate) {
-                (rate, can) = (Some(s.rate), s.rate.bytes_in(span).max(1));
-            }
-            self.util.push(to_full((sent as f64 / can as f64).min(1.0)));
+            // The share of the span the port spent serializing: the bits it put on the wire
+            // within the interval, a frame that straddles a sample split between the two.
+            let busy = s.busy.0.saturating_sub(self.last_busy[i]);
+            self.last_busy[i] = s.busy.0;
+            let util = if span.0 > 0 {
+                busy as f64 / span.0 as f64
+            } else {
+                0.0
+            };
+            self.util.push(to_full(util.min(1.0)));
             if self.with_pg {
                 self.pg[i].push(k, s.pg.min(u32::MAX as u64) as u32);
                 if first {
@@ -324,18 +324,17 @@ mod tests {
     }
 
     #[test]
-    fn utilisation_is_bytes_sent_over_what_the_line_carries() {
+    fn utilisation_is_the_share_of_each_interval_the_port_spent_serializing() {
         let cfg = TelemetryConfig {
             sample_interval: Duration(1_000_000),
             max_samples: 100,
             event_log: 0,
         };
         let mut s = Sampler::new(&cfg, vec![PortId(0)], false);
-        // 100 Gb/s carries 12,500 B per microsecond: 6,250 B is half, 12,500 B all of it.
-        for (k, sent) in [0u64, 6_250, 18_750].into_iter().enumerate() {
+        // Busy half of the first microsecond, all of the second.
+        for (k, busy) in [0u64, 500_000, 1_500_000].into_iter().enumerate() {
             s.record(Time(k as u64 * 1_000_000), Totals::default(), |_| PortSample {
-                tx_bytes: sent,
-                rate: BitRate::gbps(100),
+                busy: Duration(busy),
                 ..Default::default()
             });
         }
@@ -351,24 +350,23 @@ mod tests {
             event_log: 0,
         };
         let mut s = Sampler::new(&cfg, vec![PortId(0), PortId(1)], false);
-        // At 100 Gb/s a microsecond carries 12,500 B. Port 0 sends half of that in every
-        // interval; port 1 all of it in the odd ones and nothing in the even ones.
-        let sent = |p: PortId, k: u64| match p.0 {
-            0 => 6_250 * k,
-            _ => 12_500 * k.div_ceil(2),
+        // Port 0 is busy half of every microsecond; port 1 all of the odd ones and none of
+        // the even ones.
+        let busy = |p: PortId, k: u64| match p.0 {
+            0 => 500_000 * k,
+            _ => 1_000_000 * k.div_ceil(2),
         };
         for k in 0..5u64 {
             s.record(Time(k * 1_000_000), Totals::default(), |p| PortSample {
-                tx_bytes: sent(p, k),
-                rate: BitRate::gbps(100),
+                busy: Duration(busy(p, k)),
                 ..Default::default()
             });
         }
         // The fifth sample halved the first four: kept 0 and 2, then 4.
         assert_eq!(s.times, vec![Time(0), Time(2_000_000), Time(4_000_000)]);
         let u = |i, k| s.utilisation(i, k);
-        // Sample 2 now ends the two microseconds from 0: port 0 sent 12,500 B of the 25,000 B
-        // the line carried, port 1 12,500 B as well; sample 4 ends an even interval.
+        // Sample 2 now ends the two microseconds from 0: port 0 was busy one of them, port 1
+        // one as well; sample 4 ends an even interval.
         assert!((u(0, 1) - 0.5).abs() < 1e-4 && (u(1, 1) - 0.5).abs() < 1e-4);
         assert!(
             (u(0, 2) - 0.5).abs() < 1e-4 && u(1, 2) == 0.0,
