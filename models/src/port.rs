@@ -268,7 +268,7 @@ impl Port {
     pub fn end_tx(&mut self) -> Packet {
         let p = self.in_service.take().expect("tx-done on an idle port");
         self.occupancy -= p.frame as u64;
-        self.tx.busy = self.tx.busy + (self.tx_span.1 - self.tx_span.0);
+        self.tx.busy += self.tx_span.1 - self.tx_span.0;
         p
     }
 
