@@ -228,3 +228,48 @@ fn nscc_on_a_parking_lot_shares_each_link_fairly_among_its_one_hop_flows_and_sta
         "the long flow gets {long} Gb/s"
     );
 }
+
+#[test]
+fn timeouts_while_pfc_holds_the_sender_count_once_their_resend_leaves() {
+    // The receiver storms PFC on the flow's lossless priority from 20 to 100 us: the switch
+    // holds the flow's packets, its ingress passes XOFF and pauses the sender. The timer
+    // expires during the pause (and again, backed off) with nothing the sender may resend;
+    // the resend leaves once the pause lifts. `rtos` counts timeouts that resent data: one,
+    // whatever the timer did meanwhile (the NIC's `local_ack_timeout_err` counts each expiry).
+    let toml = r#"
+        [topology]
+        kind = "star"
+        hosts = 2
+        host_link = { rate = "100Gbps", cable = "3m" }
+        [switch]
+        asic = "trident3"
+        [nic]
+        transport = "uet"
+        cc = { kind = "nscc" }
+        [pfc]
+        priorities = [3]
+        [[fault]]
+        link = ["h1", "sw0"]
+        kind = "pfc-storm"
+        priority = 3
+        at = "20us"
+        until = "100us"
+        [[flow]]
+        src = "h0"
+        dst = "h1"
+        size = "8MB"
+        prio = 3
+    "#;
+    let r = run(toml).remove(0);
+    assert_eq!(r.summary.flows_completed, 1, "{}", r.flows[0].status);
+    let expiries = counter(&r, "h0", "nic", "local_ack_timeout_err");
+    assert!(
+        expiries >= 2,
+        "the 80 us pause outlasts the timer twice: {expiries}"
+    );
+    assert_eq!(
+        r.summary.rtos, 1,
+        "one resend after the pause, {expiries} expiries"
+    );
+    assert!(r.summary.retransmitted_packets >= 1);
+}

@@ -55,8 +55,12 @@ pub struct FlowCore {
     // Statistics.
     pub retransmitted: u64,
     pub retransmitted_bytes: u64,
-    /// Retransmission timeouts that resent data.
+    /// Retransmission timeouts that resent data: counted when the first resend after the
+    /// timer fired leaves, so a timeout whose packets were acknowledged before the sender
+    /// could resend them (a PFC pause holding its port) is not one.
     pub timeouts: u64,
+    /// The retransmission timer fired and nothing has been resent since.
+    pub timed_out: bool,
     /// UET: PSNs presumed lost from selective ACKs (resent without a timeout).
     pub sack_losses: u64,
     /// UET RCCC: requests to send after a credit wait.
@@ -101,6 +105,7 @@ impl FlowCore {
             retransmitted: 0,
             retransmitted_bytes: 0,
             timeouts: 0,
+            timed_out: false,
             sack_losses: 0,
             credit_requests: 0,
             naks_received: 0,
@@ -158,6 +163,7 @@ impl FlowCore {
             fl |= crate::packet::flags::RETX;
             self.retransmitted += 1;
             self.retransmitted_bytes += payload as u64;
+            self.timeouts += u64::from(std::mem::take(&mut self.timed_out));
         }
         Packet::data(
             id,

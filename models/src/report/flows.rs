@@ -139,7 +139,7 @@ fn unfinished_reason(sim: &Sim, f: &crate::nic::Flow) -> (Why, String) {
         return (
             Why::GaveUp,
             format!(
-                "the sender gave up after {} retransmission timeouts in a row without progress (nic.rto_retries; {progress})",
+                "the sender gave up: its retransmission timer expired {} times in a row without progress (nic.rto_retries; {progress})",
                 sim.variant.nic.rto_retries + 1
             ),
         );

@@ -193,9 +193,9 @@ impl Sim<'_> {
         }
     }
 
-    /// The retransmission timer of `f` fired (lazily re-armed by ACK progress). It counts a
-    /// timeout only when it resends data: RoCEv2 goes back to the last ACK, UET resends what
-    /// has been out for an RTO. A UET flow with nothing in flight (waiting for credit) leaves
+    /// The retransmission timer of `f` fired (lazily re-armed by ACK progress). It acts only
+    /// when it has data to resend: RoCEv2 goes back to the last ACK, UET resends what has been
+    /// out for an RTO; the flow counts the timeout when that resend leaves. A UET flow with nothing in flight (waiting for credit) leaves
     /// that to its credit wait; one that times out too often without progress gives up.
     pub(super) fn on_rto(&mut self, f: FlowId) {
         let now = self.now;
@@ -219,14 +219,14 @@ impl Sim<'_> {
         let lost = match proto.on_timeout(core, now, rto, t.rto_retries) {
             Expiry::Idle => return,
             Expiry::GaveUp => {
-                flow.timeouts += 1;
                 self.host_counters[src.idx()].local_ack_timeout_err += 1;
                 return;
             }
             Expiry::Resend { lost } => lost,
         };
         flow.cc.on_timeout(now, lost);
-        flow.timeouts += 1;
+        // Counted in `timeouts` when a resend leaves (`FlowCore::data_packet`).
+        flow.timed_out = true;
         self.host_counters[src.idx()].local_ack_timeout_err += 1;
         let rto = flow.rto(flow.proto.rto_base(&t), t.rto_max);
         flow.rto_pending = true;
