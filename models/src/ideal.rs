@@ -1,7 +1,7 @@
-//! The ideal flow completion time: the flow alone on its path, in closed form.
+//! The ideal flow completion time: the flow alone in the fabric, in closed form.
 //!
-//! A flow of n packets crosses hops of rate C_i and propagation delay d_i, store and forward.
-//! With the network otherwise empty, packet j leaves hop i at
+//! On one path, a flow of n packets crosses hops of rate C_i and propagation delay d_i, store
+//! and forward. With the network otherwise empty, packet j leaves hop i at
 //!
 //! ```text
 //!   D(i, j) = max(D(i-1, j) + d_(i-1),  D(i, j-1)) + w_j * 8 / C_i
@@ -11,8 +11,15 @@
 //! previous packet has left), and the flow completes at D(h, n) + d_h. With equal rates this
 //! reduces to (S + n*H)*8/C + h*d + (h-1)*w_max*8/C, where w_max is the largest packet: a
 //! short last packet waits at every hop for the full packet ahead of it, so it is the full
-//! packet's serialization that adds per hop (the last packet's when S is a multiple of the MTU). The path is the first equal-cost choice at
-//! every hop; in the shipped topologies all equal-cost paths have the same rates and delays.
+//! packet's serialization that adds per hop (the last packet's when S is a multiple of the
+//! MTU). The path is the first equal-cost choice at every hop.
+//!
+//! A flow sprayed packet by packet over the equal-cost paths (UET's REPS, adaptive routing)
+//! is not held to one path's rate: where the fabric is slower than the host links, it beats
+//! any one path. Its ideal is then the lower bound of [`spread_fct`] over the layers of the
+//! equal-cost paths (every path crosses each layer once, so a layer's links together are a
+//! cut: the classic max-flow bound). A flow's ideal is the smaller of the two, so no flow,
+//! however routed, can beat it.
 
 use crate::network::Network;
 use crate::nic::Transport;
@@ -71,8 +78,115 @@ pub fn ideal_fct(f: &FlowSpec, mtu: u32, frame: fn(u32) -> u32, hops: &[(BitRate
     Duration(arrived)
 }
 
+/// One hop of the equal-cost paths from a source to a destination: every link a packet may
+/// take there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layer {
+    /// How many links.
+    pub links: u32,
+    /// Their rates together.
+    pub capacity: BitRate,
+    /// The fastest one's rate.
+    pub rate: BitRate,
+    /// The shortest one's propagation delay.
+    pub delay: Duration,
+}
+
+/// The layers of the equal-cost paths from `f.src` to `f.dst`: the links at each distance from
+/// the source. None if there is no route or the paths are not all of one length (then the
+/// layers are not cuts).
+pub fn layers(net: &Network, f: &FlowSpec) -> Option<Vec<Layer>> {
+    let dst_node = net.host_node[f.dst.idx()];
+    let mut frontier = vec![net.host_node[f.src.idx()]];
+    let mut layers = Vec::new();
+    while frontier != [dst_node] {
+        if frontier.contains(&dst_node) || layers.len() > net.names.len() {
+            return None;
+        }
+        let mut layer = Layer {
+            links: 0,
+            capacity: BitRate(0),
+            rate: BitRate(0),
+            delay: Duration(u64::MAX),
+        };
+        let mut next = Vec::new();
+        for &node in &frontier {
+            let ports = net.router.tables.next_hops(node, f.dst);
+            if ports.is_empty() {
+                return None;
+            }
+            for &port in ports {
+                let rate = net.ports[port.idx()].rate;
+                layer.links += 1;
+                layer.capacity = BitRate(layer.capacity.0.saturating_add(rate.0));
+                layer.rate = layer.rate.max(rate);
+                layer.delay = layer.delay.min(net.links[port.idx()].delay);
+                let peer = net.port_node[net.peer[port.idx()].idx()];
+                if !next.contains(&peer) {
+                    next.push(peer);
+                }
+            }
+        }
+        layers.push(layer);
+        frontier = next;
+    }
+    Some(layers)
+}
+
+/// A lower bound on the completion of `f` spread over `layers` in any way, packet by packet.
+///
+/// Whatever the routing, layer i cannot send before a packet reaches it: A_i, the earlier of
+/// the first packet and the last (the shortest, which may overtake the others on another
+/// path, though over one source cable it leaves after them), each at its serialization on
+/// the fastest link of every layer before and the shortest delays. Then the layer takes at
+/// least the wire bytes W of all n packets over its capacity C_i (and a packet's time on its
+/// fastest link), and the packet it sends last still crosses every later layer, at least as
+/// small as the last packet:
+///
+/// ```text
+///   T >= max_i [ A_i + max(W / C_i, w_n * 8 / r_i) + d_i + sum_(k > i) (w_n * 8 / r_k + d_k) ]
+/// ```
+///
+/// On one path whose last packet is full, the largest term is the tandem recursion's answer.
+pub fn spread_fct(f: &FlowSpec, mtu: u32, frame: fn(u32) -> u32, layers: &[Layer]) -> Duration {
+    if layers.is_empty() {
+        return Duration::ZERO;
+    }
+    let n = f.size.div_ceil(mtu as u64);
+    let wire = |payload: u64| on_wire(frame(payload as u32));
+    let (full, last) = (wire(mtu as u64), wire(f.size - (n - 1) * mtu as u64));
+    let first = if n > 1 { full } else { last };
+    // After layer i: the last packet over every later layer (filled from the end).
+    let mut after = vec![0u64; layers.len()];
+    for i in (0..layers.len() - 1).rev() {
+        let l = &layers[i + 1];
+        after[i] = after[i + 1] + l.rate.tx_time(last).0 + l.delay.0;
+    }
+    // When the first packet and the last one can reach layer i (packets between are the
+    // first's size and leave the source after it). Over one source cable the last packet
+    // starts after the n - 1 before it, as the NIC sends in order.
+    let (mut reach_first, mut reach_last) = (0u64, 0u64);
+    if layers[0].links == 1 {
+        reach_last = (n - 1) * layers[0].rate.tx_time(full).0;
+    }
+    let mut bound = 0u64;
+    for (i, l) in layers.iter().enumerate() {
+        let all = if l.links == 1 {
+            (n - 1) * l.rate.tx_time(full).0 + l.rate.tx_time(last).0
+        } else {
+            l.capacity.tx_time((n - 1) * full + last).0
+        };
+        let sent = reach_first.min(reach_last) + all.max(l.rate.tx_time(last).0);
+        bound = bound.max(sent + l.delay.0 + after[i]);
+        reach_first += l.rate.tx_time(first).0 + l.delay.0;
+        reach_last += l.rate.tx_time(last).0 + l.delay.0;
+    }
+    Duration(bound)
+}
+
 /// A flow's reference times on the healthy fabric (computed before any fault): `ideal`, alone
-/// on its first shortest path (the slowdown's denominator), and `floor`, a lower bound under
+/// on its first shortest path or spread over all of them, whichever is faster (the slowdown's
+/// denominator), and `floor`, a lower bound under
 /// any routing, spraying over parallel paths included (what the causality invariant checks).
 #[derive(Debug, Clone, Copy)]
 pub struct FlowBounds {
@@ -94,8 +208,12 @@ pub fn bounds(
         .map(|f| {
             let frame = data_frame(transport(f.prio));
             let hops = path(net, f);
+            let one_path = ideal_fct(f, mtu, frame, &hops);
+            let spread = layers(net, f)
+                .filter(|l| l.iter().any(|l| l.links > 1))
+                .map_or(one_path, |l| spread_fct(f, mtu, frame, &l));
             FlowBounds {
-                ideal: ideal_fct(f, mtu, frame, &hops),
+                ideal: one_path.min(spread),
                 floor: min_fct(net, f, (mtu, frame), &hops, fastest),
             }
         })
@@ -235,10 +353,123 @@ mod tests {
         }
     }
 
+    fn flow(size: u64) -> FlowSpec {
+        FlowSpec {
+            src: HostId(0),
+            dst: HostId(1),
+            size,
+            start: Time::ZERO,
+            prio: 3,
+            deps: crate::workload::Deps::None,
+            after: sim_core::Duration::ZERO,
+            qp: None,
+        }
+    }
+
+    fn single(hops: &[(BitRate, Duration)]) -> Vec<Layer> {
+        hops.iter()
+            .map(|&(rate, delay)| Layer {
+                links: 1,
+                capacity: rate,
+                rate,
+                delay,
+            })
+            .collect()
+    }
+
     #[test]
-    fn the_lower_bound_lets_spraying_beat_one_slow_path_but_not_the_host_link() {
-        // 100G hosts, two spines at 50G: one path's ideal is bound by 50G, spraying over
-        // both is not; no routing beats the 100G host cables.
+    fn the_spread_bound_never_exceeds_one_path_and_is_it_when_packets_are_equal() {
+        use rand::{RngExt, SeedableRng, rngs::Xoshiro256PlusPlus};
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+        let rates = [10, 25, 40, 50, 100, 200, 400, 800];
+        for _ in 0..2000 {
+            let hops: Vec<(BitRate, Duration)> = (0..rng.random_range(1..7))
+                .map(|_| {
+                    let r = BitRate::gbps(rates[rng.random_range(0..rates.len())]);
+                    (r, Duration(rng.random_range(0..3_000_000)))
+                })
+                .collect();
+            let mtu = [256, 1024, 4096, 9000][rng.random_range(0..4)];
+            let size = rng.random_range(1..200_000u64);
+            let (bound, exact) = (
+                spread_fct(&flow(size), mtu, roce_data_frame, &single(&hops)),
+                recursion(&flow(size), mtu, &hops),
+            );
+            assert!(bound <= exact, "{hops:?} {size} B: {bound:?} > {exact:?}");
+            let whole = size.div_ceil(mtu as u64) * mtu as u64;
+            assert_eq!(
+                spread_fct(&flow(whole), mtu, roce_data_frame, &single(&hops)),
+                recursion(&flow(whole), mtu, &hops),
+                "{hops:?} {whole} B in full packets: the bound is the answer"
+            );
+        }
+    }
+
+    #[test]
+    fn no_way_of_spraying_packets_over_parallel_paths_beats_the_bound() {
+        // A host cable, k disjoint paths of m hops, a host cable (a leaf-spine is k = spines,
+        // m = 2): packets assigned to paths at random, each link store and forward in order
+        // of arrival. Every assignment takes at least the bound.
+        use rand::{RngExt, SeedableRng, rngs::Xoshiro256PlusPlus};
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+        let rates = [25, 50, 100, 200, 400];
+        for _ in 0..500 {
+            let pick = |rng: &mut Xoshiro256PlusPlus| {
+                let r = BitRate::gbps(rates[rng.random_range(0..rates.len())]);
+                (r, Duration(rng.random_range(0..2_000_000)))
+            };
+            let (edge_in, edge_out) = (pick(&mut rng), pick(&mut rng));
+            let (k, m) = (rng.random_range(1..5usize), rng.random_range(1..4usize));
+            let middle: Vec<(BitRate, Duration)> = (0..m).map(|_| pick(&mut rng)).collect();
+            let mtu = [1024, 4096][rng.random_range(0..2)];
+            let size = rng.random_range(1..100_000u64);
+            let n = size.div_ceil(mtu as u64);
+            // Free times: edge in, k x m middle links, edge out.
+            let (mut t_in, mut t_out) = (0u64, 0u64);
+            let mut t_mid = vec![vec![0u64; m]; k];
+            let mut end = 0u64;
+            // Packets leave the source in order; the last link serves them as they come.
+            let mut arrivals: Vec<(u64, u64)> = Vec::new();
+            for j in 0..n {
+                let payload = if j + 1 < n {
+                    mtu as u64
+                } else {
+                    size - (n - 1) * mtu as u64
+                };
+                let w = on_wire(roce_data_frame(payload as u32));
+                t_in += edge_in.0.tx_time(w).0;
+                let mut at = t_in + edge_in.1.0;
+                let p = rng.random_range(0..k);
+                for (h, &(r, d)) in middle.iter().enumerate() {
+                    t_mid[p][h] = t_mid[p][h].max(at) + r.tx_time(w).0;
+                    at = t_mid[p][h] + d.0;
+                }
+                arrivals.push((at, w));
+            }
+            arrivals.sort_unstable();
+            for (at, w) in arrivals {
+                t_out = t_out.max(at) + edge_out.0.tx_time(w).0;
+                end = t_out + edge_out.1.0;
+            }
+            let mut layers = single(&[edge_in]);
+            for &(r, d) in &middle {
+                layers.push(Layer {
+                    links: k as u32,
+                    capacity: BitRate(r.0 * k as u64),
+                    rate: r,
+                    delay: d,
+                });
+            }
+            layers.extend(single(&[edge_out]));
+            let bound = spread_fct(&flow(size), mtu, roce_data_frame, &layers);
+            assert!(
+                bound.0 <= end,
+                "k {k} {edge_in:?} {middle:?} {edge_out:?} {size} B: bound {bound:?} > {end} ps"
+            );
+        }
+    }
+
+    fn leaf_spine(host_gbps: u64, fabric_gbps: u64, spines: u32) -> Network {
         let link = |gbps: u64| crate::topology::LinkConfig {
             rate: BitRate::gbps(gbps),
             delay: Some(Duration::from_ns(100)),
@@ -248,36 +479,53 @@ mod tests {
         };
         let topo = crate::topology::TopologyConfig::LeafSpine {
             leaves: 2,
-            spines: 2,
+            spines,
             hosts_per_leaf: 1,
-            host_link: link(100),
-            fabric_link: link(50),
+            host_link: link(host_gbps),
+            fabric_link: link(fabric_gbps),
             links_per_spine: 1,
         }
         .build()
         .unwrap();
-        let net = Network::build(
+        Network::build(
             &topo,
             crate::routing::Routing::Ecmp,
             &sim_core::RngStreams::new(1),
-        );
-        let f = FlowSpec {
-            src: HostId(0),
-            dst: HostId(1),
-            size: 4096 * 100,
-            start: Time::ZERO,
-            prio: 3,
-            deps: crate::workload::Deps::None,
-            after: sim_core::Duration::ZERO,
-            qp: None,
-        };
+        )
+    }
+
+    #[test]
+    fn spraying_over_a_slow_fabric_is_held_to_the_host_cables_not_to_one_path() {
+        // 100G hosts, two spines at 50G: one path is bound by 50G, the two together carry
+        // 100G. 100 full frames: the ideal is the host cable's 100 frames, the first frame's
+        // time on each later hop (at 50G across the spines) and 4 cables of 100 ns.
+        let net = leaf_spine(100, 50, 2);
+        let f = flow(4096 * 100);
         let w = 4096 + 82;
-        let (c, d) = (BitRate::gbps(100), 100_000);
-        // All 100 frames at 100G, then the last one over 3 more hops at the fastest (100G),
-        // and 4 cables of 100 ns.
-        let expected = c.tx_time(100 * w).0 + 3 * c.tx_time(w).0 + 4 * d;
+        let (c, half, d) = (BitRate::gbps(100), BitRate::gbps(50), 100_000);
+        let spread = c.tx_time(w).0 + 2 * half.tx_time(w).0 + c.tx_time(100 * w).0 + 4 * d;
+        let one_path = c.tx_time(w).0 + half.tx_time(100 * w).0 + c.tx_time(w).0 + 4 * d;
         let b = bounds(&net, &[f], 4096, |_| Transport::Roce)[0];
-        assert_eq!(b.floor, Duration(expected));
+        assert_eq!(b.ideal, Duration(spread));
+        assert!(b.ideal.0 < one_path);
+        // No routing beats the 100G host cables: all 100 frames at 100G, then the last one
+        // over 3 more hops at the fastest (100G), and 4 cables of 100 ns.
+        assert_eq!(
+            b.floor,
+            Duration(c.tx_time(100 * w).0 + 3 * c.tx_time(w).0 + 4 * d)
+        );
         assert!(b.floor < b.ideal);
+    }
+
+    #[test]
+    fn on_a_fabric_as_fast_as_its_hosts_the_ideal_is_one_path() {
+        // Spreading cannot beat one path when the host cables are the bottleneck: the ideal
+        // is the tandem recursion's, last packet short or not.
+        for size in [4096 * 100, 4096 * 100 + 7] {
+            let net = leaf_spine(100, 100, 4);
+            let f = flow(size);
+            let b = bounds(&net, std::slice::from_ref(&f), 4096, |_| Transport::Roce)[0];
+            assert_eq!(b.ideal, recursion(&f, 4096, &path(&net, &f)), "{size} B");
+        }
     }
 }

@@ -228,6 +228,57 @@ fn a_uet_flow_alone_takes_its_own_framing_and_reports_a_slowdown_of_one() {
 }
 
 #[test]
+fn no_flow_beats_its_ideal_when_spraying_over_a_fabric_slower_than_its_hosts() {
+    // 100G hosts, four spines at 25G. One flow of 4 MB alone, sprayed by REPS or hashed
+    // by ECMP. Spread over the four paths, the fabric carries 100G: the ideal is the first
+    // packet's way to the last host cable (100G, then 25G twice), all the wire bytes at 100G
+    // there, and the four delays. ECMP, held to one 25G path, takes about four times that.
+    let (size, mtu) = (4_000_000u64, 4096u64);
+    let n = size.div_ceil(mtu);
+    let wire = |p: u64| p + 122;
+    let all = (n - 1) * wire(mtu) + wire(size - (n - 1) * mtu);
+    let first = tx_ns(wire(mtu), 100.0) + 2.0 * tx_ns(wire(mtu), 25.0);
+    let expected = first + tx_ns(all, 100.0) + 4.0 * 100.0;
+    let toml = r#"
+        [topology]
+        kind = "leaf-spine"
+        leaves = 2
+        spines = 4
+        hosts_per_leaf = 1
+        host_link = { rate = "100Gbps", delay = "100ns" }
+        fabric_link = { rate = "25Gbps", delay = "100ns" }
+        [nic]
+        transport = "uet"
+        cc = { kind = "nscc" }
+        lb = { kind = "reps" }
+        [[flow]]
+        src = 0
+        dst = 1
+        size = "4MB"
+        [[variant]]
+        name = "reps"
+        [[variant]]
+        name = "ecmp"
+        nic.lb = { kind = "ecmp" }
+    "#;
+    let r = run(toml);
+    for v in &r {
+        let f = &v.flows[0];
+        assert_close(f.ideal_fct_ns, expected, 1.0, 1e-6, "ideal over the four paths");
+        assert!(
+            f.slowdown.unwrap() >= 1.0,
+            "{}: slowdown {:?}",
+            v.summary.name,
+            f.slowdown
+        );
+    }
+    let one_path = tx_ns(all, 25.0);
+    assert!(r[1].flows[0].fct_ns.unwrap() >= one_path, "ECMP: one 25G path");
+    assert!(r[1].flows[0].slowdown.unwrap() > 3.9);
+    assert!(r[0].flows[0].slowdown.unwrap() < 2.0, "REPS uses the four paths");
+}
+
+#[test]
 fn the_sender_learns_of_completion_one_ack_later() {
     // flows.csv's sender-side completion is the last ACK's arrival: the receiver answers the
     // last packet at once with a 66 B ACK (BTH + AETH), 86 B on the wire, one cable back.
