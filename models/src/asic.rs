@@ -10,7 +10,7 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum Asic {
-    /// Broadcom Trident 3 (Edgecore AS7726-32X, AS7326-56X): 32 MB shared.
+    /// Broadcom Trident 3 (Edgecore AS7726-32X, AS7326-56X): 32 MB shared (31.5 MB usable).
     #[default]
     Trident3,
     /// NVIDIA Spectrum-2 (SN3700C): 42 MB fully shared.
@@ -59,11 +59,14 @@ pub struct Profile {
 impl Asic {
     pub fn profile(self) -> Profile {
         match self {
-            // 32 MB (Broadcom BCM56870 product brief: 32 x 100GbE or 128 x 25GbE); 256 B cells
-            // (our estimate); SONiC's Broadcom templates: lossy egress dynamic_th 3, lossless
-            // PG dynamic_th -4.
+            // 32 MB (Broadcom BCM56870 product brief: 32 x 100GbE or 128 x 25GbE), of which
+            // 31.5 MB usable: 129,024 cells of 256 B in its one XPE (Broadcom's OpenBCM SDK,
+            // include/soc/trident3.h: _TD3_MMU_TOTAL_CELLS_PER_XPE 129024 of 131072 physical,
+            // _TD3_MMU_BYTES_PER_CELL 256, _TD3_XPES_PER_DEV 1). SONiC's AS7326-56X template
+            // pools add up to 32,575,488 B of it. SONiC's Broadcom templates: lossy egress
+            // dynamic_th 3, lossless PG dynamic_th -4.
             Asic::Trident3 => Profile {
-                buffer: 32_000_000,
+                buffer: 129_024 * 256,
                 cell: 256,
                 slices: 1,
                 pg_alpha_log2: -4,

@@ -90,6 +90,7 @@ fn pfc_pauses_only_the_rocev2_class_and_trimming_cuts_only_uet() {
         [pfc]
         priorities = [3]
         [switch]
+        buffer = "4MB"
         trim = { threshold = "100KB" }
         [nic]
         mtu = "4096B"
