@@ -176,7 +176,7 @@ fn rocev2_marked_dscp_26_lands_in_azures_lossy_class_until_the_map_says_otherwis
             [switch]
             asic = "trident3"
             sonic = "{}"
-            buffer = "3MB"
+            shared_pool = "3MB"
             {extra}
             [nic]
             trust = "dscp"
@@ -196,4 +196,66 @@ fn rocev2_marked_dscp_26_lands_in_azures_lossy_class_until_the_map_says_otherwis
     // The drops are the lossy queue's, at the incast port.
     let lossy = |r| counter(r, "sw0", "to-h0", "drop_lossy_buffer_full");
     assert_eq!((lossy(&azure) > 0, lossy(&fixed)), (true, 0));
+}
+
+#[test]
+fn an_imported_trident3_pauses_at_the_shared_pool_sonic_gives_it() {
+    // The AS7326-56X leaf fully cabled (48 x 25G, 8 x 100G). SONiC's BUFFER_POOL size,
+    // 26,284,032 B (102,672 cells of 256 B), is the shared pool; the 6,291,456 B xoff is the
+    // headroom pool, and each PG's headroom is not carved out of the shared pool again.
+    // Two 25G senders into one 25G port on lossless priority 3: each ingress PG gains half
+    // the excess, and both pause when x = alpha (B - 2x), x = alpha B / (1 + 2 alpha) (alpha =
+    // 2^-3: dynamic_th -3), after their 4-cell minimum (the profile's size, 1024 B).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/sonic/as7326-56x.json");
+    let toml = format!(
+        r#"
+        [topology]
+        kind = "leaf-spine"
+        leaves = 2
+        spines = 8
+        hosts_per_leaf = 48
+        host_link = {{ rate = "25Gbps", cable = "5m" }}
+        fabric_link = {{ rate = "100Gbps", cable = "40m" }}
+        [switch]
+        asic = "trident3"
+        sonic = "{}"
+        dscp_to_tc = {{ "26" = 3 }}
+        [nic]
+        cc = {{ kind = "none" }}
+        [run]
+        max_time = "2ms"
+        [[flow]]
+        src = "h1"
+        dst = "h0"
+        size = "8MB"
+        [[flow]]
+        src = "h2"
+        dst = "h0"
+        size = "8MB"
+        "#,
+        root.display()
+    );
+    let s = scenario(&toml);
+    let v = &s.variants[0];
+    assert_eq!(v.switch.shared_pool.map(|b| b.0), Some(26_284_032));
+    assert_eq!(v.switch.headroom_pool.map(|b| b.0), Some(6_291_456));
+    let mut sim = Sim::new(&s, v);
+    let (alpha, b): (f64, f64) = (0.125, 102_672.0);
+    // Before the run: one PG's threshold is alpha B, plus its minimum.
+    let port = sim.net.ports_of(sim.net.switch_node[0]).next().unwrap();
+    let (_, xoff, _) = sim.switches[0].pg_sample(port);
+    assert_eq!(xoff, (b * alpha) as u64 * 256 + 1024, "alpha x the pool as given");
+    sim.run();
+    // Each PG gains half of what the 25G port does not drain: 17 cells a frame, frames
+    // arriving at 2 x 25G and leaving at 25G (4178 B each on the wire).
+    let frames_per_s = 25e9 / (4178.0 * 8.0) / 2.0;
+    let x = alpha * b / (1.0 + 2.0 * alpha) + 4.0;
+    let expected_ns = (x / 17.0).ceil() / frames_per_s * 1e9;
+    let first = sim
+        .log
+        .rows()
+        .find(|r| r.event == models::telemetry::Trace::Xoff)
+        .map(|r| r.time.as_ns_f64())
+        .expect("an XOFF");
+    assert_close(first, expected_ns, 0.0, 0.02, "first XOFF (ns)");
 }

@@ -186,8 +186,8 @@ fn the_mixed_scenario_takes_each_tiers_file_and_exports_each_box() {
     );
     let j = summary_json(&out);
     let tiers = &j["variants"][0]["sonic_tiers"];
-    assert_eq!(tiers["leaf"]["set"]["switch.buffer"], "\"26284032B\"");
-    assert_eq!(tiers["spine"]["set"]["switch.buffer"], "\"14542848B\"");
+    assert_eq!(tiers["leaf"]["set"]["switch.shared_pool"], "\"26284032B\"");
+    assert_eq!(tiers["spine"]["set"]["switch.shared_pool"], "\"14542848B\"");
     for (switch, buffer, headroom) in [
         ("leaf0", "26284032B", "173568B"),
         ("spine1", "14542848B", "44032B"),
@@ -205,7 +205,11 @@ fn the_mixed_scenario_takes_each_tiers_file_and_exports_each_box() {
         assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
         let back = models::sonic::import(&std::fs::read_to_string(&exported).unwrap()).unwrap();
         let get = |k: &str| back.set.iter().find(|(x, _)| x == k).map(|(_, v)| v.to_string());
-        assert_eq!(get("switch.buffer"), Some(format!("\"{buffer}\"")), "{switch}");
+        assert_eq!(
+            get("switch.shared_pool"),
+            Some(format!("\"{buffer}\"")),
+            "{switch}"
+        );
         // One lossless profile exports as `pfc.headroom`, several as `pfc.headroom_by_rate`.
         let h = get("pfc.headroom_by_rate").or(get("pfc.headroom")).unwrap();
         assert!(

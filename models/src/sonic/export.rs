@@ -28,25 +28,37 @@ pub fn export(sw: &SwitchConfig, pfc: &PfcConfig, cables: &[(BitRate, Duration)]
         port_t.insert(p.clone(), json!({ "speed": (r.0 / 1_000_000).to_string() }));
     }
     out.insert("PORT".into(), Value::Object(port_t));
+    // Each port's lossless headroom: each profile's xoff.
+    let headroom = cables
+        .iter()
+        .map(|&(r, d)| match lossless.is_empty() {
+            true => Ok(0),
+            false => pfc.headroom_for(r, d).ok_or_else(|| {
+                "pfc.headroom (or pfc.headroom_by_rate) is not set: SONiC needs each lossless profile's xoff; set it to the headroom the cables need".to_string()
+            }),
+        })
+        .collect::<Result<Vec<u64>, String>>()?;
+    // The pool's size is its shared part (what the import reads back as switch.shared_pool):
+    // as given, else the buffer less this switch's reserved space.
+    let shared = match sw.shared_pool {
+        Some(b) => b.0,
+        None => crate::switch::mmu::Mmu::new(&params, &headroom)?.shared_pool_bytes(),
+    };
     let mode = if pfc.xoff.is_some() { "static" } else { "dynamic" };
-    out.insert(
-        "BUFFER_POOL".into(),
-        json!({ "ingress_lossless_pool": { "type": "ingress", "mode": mode, "size": s_(params.buffer) } }),
-    );
+    let mut pool = json!({ "type": "ingress", "mode": mode, "size": s_(shared) });
+    if let Some(h) = sw.headroom_pool {
+        pool["xoff"] = s_(h.0);
+    }
+    out.insert("BUFFER_POOL".into(), json!({ "ingress_lossless_pool": pool }));
     // One lossless profile per port speed and cable, with the headroom the scenario sets.
     let mut profiles = Map::new();
     let mut by_port: Vec<String> = Vec::new();
     if !lossless.is_empty() {
-        for (r, d) in cables {
+        for ((r, d), &xoff) in cables.iter().zip(&headroom) {
             let mbps = r.0 / 1_000_000;
             let metres = d.0 / (crate::link::PS_PER_MM * 1000);
             let name = format!("pg_lossless_{mbps}_{metres}m_profile");
             by_port.push(name.clone());
-            let xoff = pfc
-                .headroom_for(*r, *d)
-                .ok_or_else(|| {
-                    "pfc.headroom (or pfc.headroom_by_rate) is not set: SONiC needs each lossless profile's xoff; set it to the headroom the cables need".to_string()
-                })?;
             let mut p = Map::new();
             p.insert("pool".into(), "ingress_lossless_pool".into());
             p.insert("xoff".into(), s_(xoff));

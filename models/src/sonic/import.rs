@@ -4,7 +4,8 @@
 //! | SONiC | setting |
 //! |---|---|
 //! | `PORT_QOS_MAP.<port>.pfc_enable` | `pfc.priorities` (the union over ports) |
-//! | `BUFFER_POOL.ingress_lossless_pool.size` | `switch.buffer` (the model has one shared pool) |
+//! | `BUFFER_POOL.ingress_lossless_pool.size` | `switch.shared_pool` (the shared pool; the model has one) |
+//! | `BUFFER_POOL.ingress_lossless_pool.xoff` | `switch.headroom_pool` (a shared headroom pool) |
 //! | lossless `BUFFER_PG` profile `dynamic_th` / `static_th` | `switch.pg_alpha` / `pfc.xoff` |
 //! | its `xoff` (one value, or per port speed, or per speed and `CABLE_LENGTH`) | `pfc.headroom` / `pfc.headroom_by_rate` |
 //! | its `xon_offset` | `pfc.xon_offset` |
@@ -246,18 +247,17 @@ fn buffers(root: &Map<String, Value>, lossless: &BTreeSet<u8>, out: &mut Importe
         .or(pools.iter().next())
     {
         let path = format!("BUFFER_POOL.{name}");
-        if let Some(size) = int(pool, &path, "size", 0..=i64::MAX)? {
-            out.put(
-                "switch.buffer",
-                T::String(format!("{size}B")),
-                format!("{path}.size"),
-            );
+        // The pool's size is its shared part as the SAI creates it (SAI_BUFFER_POOL_ATTR_SIZE):
+        // sonic-buildimage's templates size it as the buffer less the reserved minimums and
+        // headroom, so they are not carved out of it again. An `xoff` is a shared headroom
+        // pool (SAI_BUFFER_POOL_ATTR_XOFF_SIZE; SONiC's shared headroom pool design).
+        for (field, key) in [("size", "switch.shared_pool"), ("xoff", "switch.headroom_pool")] {
+            if let Some(size) = int(pool, &path, field, 0..=i64::MAX)? {
+                out.put(key, T::String(format!("{size}B")), format!("{path}.{field}"));
+            }
         }
         if pools.len() > 1 {
             out.warn(format!("BUFFER_POOL: the model has one shared pool per buffer slice, sized by {name}; the other pools are not separate"));
-        }
-        if pool.get("xoff").is_some() {
-            out.warn(format!("{path}.xoff: a shared headroom pool is not modelled (each lossless PG keeps its own headroom)"));
         }
     }
     // The lossless PG profile of each port: its speed (Mb/s) and fields.

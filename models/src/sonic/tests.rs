@@ -25,7 +25,8 @@ fn the_trident3_example_sets_its_templates_values() {
     let s = settings(&example("as7326-56x.json"));
     let want = [
         ("pfc.priorities", "[3, 4]"),
-        ("switch.buffer", "\"26284032B\""),
+        ("switch.shared_pool", "\"26284032B\""),
+        ("switch.headroom_pool", "\"6291456B\""),
         ("switch.pg_alpha", "-3"),
         ("pfc.xon_offset", "\"2048B\""),
         (
@@ -60,7 +61,11 @@ fn the_trident3_example_sets_its_templates_values() {
 #[test]
 fn the_spectrum2_example_tells_profiles_of_one_speed_apart_by_cable() {
     let s = settings(&example("sn3700c.json"));
-    assert_eq!(s["switch.buffer"], "\"14542848B\"");
+    assert_eq!(s["switch.shared_pool"], "\"14542848B\"");
+    assert!(
+        !s.contains_key("switch.headroom_pool"),
+        "each PG reserves its own headroom"
+    );
     assert_eq!(s["switch.pg_alpha"], "0");
     assert_eq!(
         s["pfc.headroom_by_rate"],
@@ -73,12 +78,7 @@ fn the_spectrum2_example_tells_profiles_of_one_speed_apart_by_cable() {
 #[test]
 fn every_field_the_model_does_not_act_on_is_named() {
     let w = import(&example("as7326-56x.json")).unwrap().warnings;
-    for f in [
-        "POLL_INTERVAL",
-        "pfcwd_sw_enable",
-        "BUFFER_POOL.ingress_lossless_pool.xoff",
-        "yellow and red",
-    ] {
+    for f in ["POLL_INTERVAL", "pfcwd_sw_enable", "yellow and red"] {
         assert!(w.iter().any(|x| x.contains(f)), "no warning names {f}: {w:#?}");
     }
     let src = r#"{"BUFFER_PROFILE": {"p": {"size": "0", "packet_discard_action": "trim"}}, "FLEX_COUNTER_TABLE": {}}"#;
@@ -233,7 +233,7 @@ fn the_scenario_runs_with_the_files_thresholds_and_its_own_keys_win() {
 
 #[test]
 fn a_value_the_scenario_refuses_is_named_by_its_json_path() {
-    // A pool of 0 B passes the importer (a whole number) but not `switch.buffer`'s check: the
+    // A pool of 0 B passes the importer (a whole number) but not `switch.shared_pool`'s check: the
     // error names the file's JSON path, not the key the import wrote it to.
     let dir = tempfile::tempdir().unwrap();
     let mut json: serde_json::Value = serde_json::from_str(&example("sn3700c.json")).unwrap();
@@ -254,7 +254,7 @@ fn a_value_the_scenario_refuses_is_named_by_its_json_path() {
         "{e}"
     );
     assert!(e.to_string().contains("leaf.json"), "{e}");
-    assert!(e.to_string().contains("switch.buffer"), "{e}");
+    assert!(e.to_string().contains("switch.shared_pool"), "{e}");
 }
 
 #[test]

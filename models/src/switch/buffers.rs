@@ -59,7 +59,9 @@ pub fn build_buffers<'a>(
             adequate.push(h >= needed);
         }
         let mmu = mmu::Mmu::new(&params, &headroom).map_err(|e| {
-            let key = if pfc.headroom.is_some() || !pfc.headroom_by_rate.is_empty() {
+            let key = if sw.shared_pool.is_some() {
+                "switch.shared_pool"
+            } else if pfc.headroom.is_some() || !pfc.headroom_by_rate.is_empty() {
                 "pfc.headroom"
             } else {
                 "switch.buffer"

@@ -21,6 +21,16 @@ pub struct SwitchConfig {
     /// Total buffer (overrides the profile).
     #[serde(default)]
     pub buffer: Option<Bytes>,
+    /// The shared pool, as SONiC's `BUFFER_POOL.<pool>.size` and the SAI's
+    /// `SAI_BUFFER_POOL_ATTR_SIZE` give it: the minimums and headroom are reserved outside it.
+    /// Unset: the buffer less what is reserved.
+    #[serde(default)]
+    pub shared_pool: Option<Bytes>,
+    /// A shared headroom pool (SONiC's `BUFFER_POOL.ingress_lossless_pool.xoff`, the SAI's
+    /// `SAI_BUFFER_POOL_ATTR_XOFF_SIZE`): lossless PGs take their headroom from it, each up to
+    /// its own (`pfc.headroom`), instead of reserving it. Unset: each PG reserves its own.
+    #[serde(default)]
+    pub headroom_pool: Option<Bytes>,
     /// Cell size (overrides the profile).
     #[serde(default)]
     pub cell: Option<Bytes>,
@@ -130,6 +140,8 @@ impl Default for SwitchConfig {
         SwitchConfig {
             asic: Asic::default(),
             buffer: None,
+            shared_pool: None,
+            headroom_pool: None,
             cell: None,
             slices: None,
             pg_alpha: None,
@@ -187,6 +199,23 @@ impl SwitchConfig {
             ));
         }
         let buffer = self.buffer.map_or(p.buffer, |b| b.0);
+        for (key, pool) in [
+            ("switch.shared_pool", self.shared_pool),
+            ("switch.headroom_pool", self.headroom_pool),
+        ] {
+            match pool {
+                Some(b) if b.0 < 4096 => return Err(FieldError::new(key, "must be at least 4KiB")),
+                Some(b) if b.0 > buffer => {
+                    return Err(FieldError::new(
+                        key,
+                        format!(
+                            "{b} is more than the switch's {buffer} B buffer (switch.buffer, or its ASIC's)"
+                        ),
+                    ));
+                }
+                _ => {}
+            }
+        }
         // Each of a port's 8 priority groups (ingress) and 8 queues (egress) reserves its
         // minimum: 8 of either alone must fit in the buffer.
         for (key, min) in [
@@ -290,6 +319,8 @@ impl SwitchConfig {
             lossless,
             xoff,
             xon_offset: xon_offset.unwrap_or(p.xon_offset),
+            shared_pool: self.shared_pool.map(|b| b.0),
+            headroom_pool: self.headroom_pool.map(|b| b.0),
         }
     }
 

@@ -8,11 +8,20 @@
 //! 2. else the shared pool, if its PG (lossless, ingress) or queue (lossy, egress) stays under
 //!    its dynamic threshold, alpha x (free shared cells) (Choudhury and Hahne, "Dynamic queue
 //!    length thresholds for shared-memory packet switches", IEEE/ACM ToN 1998);
-//! 3. else, lossless only, the PG's headroom, reserved outside the shared pool, which absorbs
-//!    what arrives after the PFC XOFF;
+//! 3. else, lossless only, the PG's headroom, outside the shared pool, which absorbs what
+//!    arrives after the PFC XOFF: reserved per PG, or drawn from a shared headroom pool (SAI
+//!    `SAI_BUFFER_POOL_ATTR_XOFF_SIZE`, SONiC's `BUFFER_POOL.ingress_lossless_pool.xoff`),
+//!    each PG up to its own headroom and all of them together up to the pool, which is
+//!    usually smaller than their sum (over-subscribed: not every port congests at once);
 //! 4. else it is dropped: lossy above its threshold, lossless beyond its headroom.
 //!
 //! With S congested queues and B free cells, each settles at alpha B / (1 + alpha S).
+//!
+//! The shared pool is the buffer less what is reserved (every PG's and queue's minimum, and
+//! the headroom), or given as it is: SONiC's `BUFFER_POOL.<pool>.size` is the shared pool the
+//! SAI creates, its reserved space already outside it (sonic-buildimage's
+//! `buffers_defaults_*.j2` templates size it as the buffer less the reserved and headroom
+//! space; SONiC's shared-headroom-pool and reclaim-reserved-buffer designs).
 //! Slices (Tomahawk's four XPEs, the two ITMs of Tomahawk 4 and 5) are independent pools, the
 //! ports divided evenly among them. A lossless PG's cells are charged to its ingress port's
 //! slice, a lossy queue's to its egress port's. Tomahawk 4 and 5 store a frame in its ingress
@@ -68,6 +77,11 @@ pub struct MmuParams {
     /// Static XOFF threshold on PG shared use, bytes (None: dynamic).
     pub xoff: Option<u64>,
     pub xon_offset: u64,
+    /// The shared pool as given (SONiC's `BUFFER_POOL` size), reserved space outside it
+    /// (None: the buffer less what is reserved).
+    pub shared_pool: Option<u64>,
+    /// A shared headroom pool: lossless PGs take headroom from it rather than reserving it.
+    pub headroom_pool: Option<u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -86,30 +100,46 @@ pub struct Mmu {
     pg: Vec<[PgAcct; 8]>,
     queue: Vec<[QueueAcct; 8]>,
     headroom: Vec<u32>,
+    /// The shared headroom pool of each slice, and its cells in use (None: each PG's headroom
+    /// is its own).
+    headroom_pool: Option<Vec<(u64, u64)>>,
 }
 
 impl Mmu {
     /// Lay out the buffer for a switch whose ports get `headroom[i]` bytes per lossless PG.
-    /// Fails (with the shortfall) when reserved space exceeds the buffer.
+    /// Fails (with the shortfall) when what is reserved, with the shared pool if it is given,
+    /// exceeds the buffer.
     pub fn new(p: &MmuParams, headroom: &[u64]) -> Result<Mmu, String> {
         let ports = headroom.len();
         let cells = |b: u64| b.div_ceil(p.cell as u64);
         let slices = p.slices.max(1) as usize;
         let slice_of: Vec<u8> = (0..ports).map(|i| (i * slices / ports.max(1)) as u8).collect();
         let lossless = p.lossless.len() as u64;
-        let mut shared_size = vec![cells(p.buffer) / slices as u64; slices];
+        let per_slice = |b: u64| cells(b) / slices as u64;
+        // Cells each slice holds outside its shared pool: minimums, and headroom.
+        let mut reserved = vec![p.headroom_pool.map_or(0, per_slice); slices];
         for (i, &h) in headroom.iter().enumerate() {
-            let reserved = lossless * (cells(h) + cells(p.pg_min)) + (8 - lossless) * cells(p.queue_min);
-            let s = &mut shared_size[slice_of[i] as usize];
-            if reserved >= *s {
+            let own = if p.headroom_pool.is_some() { 0 } else { cells(h) };
+            reserved[slice_of[i] as usize] +=
+                lossless * (own + cells(p.pg_min)) + (8 - lossless) * cells(p.queue_min);
+        }
+        let buffer = per_slice(p.buffer);
+        let mut shared_size = Vec::with_capacity(slices);
+        for r in &reserved {
+            let shared = p.shared_pool.map_or(buffer.saturating_sub(*r), per_slice);
+            if shared == 0 || shared + r > buffer {
+                let given = match p.shared_pool {
+                    Some(s) => format!("a shared pool of {s} B and "),
+                    None => String::new(),
+                };
                 return Err(format!(
-                    "the buffer ({} B in {} slice(s)) cannot hold the reserved headroom and minimums of {ports} ports ({} B per port)",
+                    "the buffer ({} B in {} slice(s)) cannot hold {given}the reserved headroom and minimums of {ports} ports ({} B per slice)",
                     p.buffer,
                     slices,
-                    reserved * p.cell as u64
+                    r * p.cell as u64
                 ));
             }
-            *s -= reserved;
+            shared_size.push(shared);
         }
         Ok(Mmu {
             cell: p.cell,
@@ -126,6 +156,7 @@ impl Mmu {
             pg: vec![[PgAcct::default(); 8]; ports],
             queue: vec![[QueueAcct::default(); 8]; ports],
             headroom: headroom.iter().map(|&h| cells(h) as u32).collect(),
+            headroom_pool: p.headroom_pool.map(|h| vec![(per_slice(h), 0); slices]),
         })
     }
 
@@ -182,7 +213,7 @@ impl Mmu {
                 self.shared_used[slice] += c as u64;
                 return Ok(Charge::Shared);
             }
-            if pg.headroom + c <= self.headroom[inp] {
+            if pg.headroom + c <= self.headroom[inp] && self.take_headroom(slice, c) {
                 let g = &mut self.pg[inp][p];
                 g.headroom += c;
                 g.peak_headroom = g.peak_headroom.max(g.headroom);
@@ -225,6 +256,9 @@ impl Mmu {
             pg.shared -= from_shared;
             pg.min -= c - from_headroom - from_shared;
             self.shared_used[slice] -= from_shared as u64;
+            if let Some(pool) = &mut self.headroom_pool {
+                pool[slice].1 -= from_headroom as u64;
+            }
             return;
         }
         match charge {
@@ -235,6 +269,20 @@ impl Mmu {
             }
             Charge::PgMin | Charge::Headroom | Charge::None => {}
         }
+    }
+
+    /// Take `c` cells of the shared headroom pool of `slice`, if there is one (true without).
+    #[inline]
+    fn take_headroom(&mut self, slice: usize, c: u32) -> bool {
+        let Some(pool) = &mut self.headroom_pool else {
+            return true;
+        };
+        let (size, used) = &mut pool[slice];
+        if *used + c as u64 > *size {
+            return false;
+        }
+        *used += c as u64;
+        true
     }
 
     /// A lossless PG that must be in XOFF: in its headroom, or at its shared threshold.
@@ -302,9 +350,15 @@ impl Mmu {
         self.shared_size[self.slice_of[port] as usize] * self.cell as u64
     }
 
+    /// The shared pool's size in bytes, all slices together.
+    pub fn shared_pool_bytes(&self) -> u64 {
+        self.shared_size.iter().sum::<u64>() * self.cell as u64
+    }
+
     /// True when nothing is held (end-of-run check).
     pub fn is_empty(&self) -> bool {
         self.shared_used.iter().all(|&u| u == 0)
+            && self.headroom_pool.iter().flatten().all(|&(_, used)| used == 0)
             && self
                 .pg
                 .iter()
@@ -331,6 +385,8 @@ mod tests {
             lossless,
             xoff: None,
             xon_offset: 0,
+            shared_pool: None,
+            headroom_pool: None,
         }
     }
 
@@ -369,6 +425,62 @@ mod tests {
             m.release(0, 1, 3, 1000, *c);
         }
         assert!(m.allows_xon(0, 3) && !m.wants_xoff(0, 3) && m.is_empty());
+    }
+
+    /// Fill lossless PG `prio` of port `inp` (toward port `out`) with 1000 B frames until one
+    /// is refused: the charges.
+    fn fill(m: &mut Mmu, inp: usize, out: usize, prio: u8) -> Vec<Charge> {
+        let mut charges = Vec::new();
+        while let Ok(c) = m.admit(inp, out, prio, 1000) {
+            charges.push(c);
+        }
+        charges
+    }
+
+    #[test]
+    fn a_shared_pool_given_as_sonic_gives_it_is_not_carved_again() {
+        // SONiC's BUFFER_POOL size is the shared pool, headroom outside it: with 5000 B of
+        // headroom per port, a 500,000 B pool is 5000 cells, and one congested PG at alpha 1
+        // pauses at alpha B / (1 + alpha) = 2500 cells (250 frames), whatever the headroom.
+        let p = MmuParams {
+            shared_pool: Some(500_000),
+            ..params(1 << 3)
+        };
+        let mut m = Mmu::new(&p, &[5_000, 5_000]).unwrap();
+        assert_eq!(m.shared_pool_bytes(), 500_000);
+        let c = fill(&mut m, 0, 1, 3);
+        assert_eq!(c.iter().filter(|&&c| c == Charge::Shared).count(), 250);
+        // Without it, the pool is the buffer less both ports' headroom for priority 3.
+        let m = Mmu::new(&params(1 << 3), &[5_000, 5_000]).unwrap();
+        assert_eq!(m.shared_pool_bytes(), 1_000_000 - 2 * 5_000);
+    }
+
+    #[test]
+    fn a_shared_headroom_pool_is_shared_up_to_its_size() {
+        // Two ports of 5000 B headroom each over a 6000 B headroom pool (over-subscribed
+        // 10:6): the first congested PG takes all of its 5000 B, the second the 1000 B left,
+        // then drops; as the first drains, the pool is free again.
+        let p = MmuParams {
+            headroom_pool: Some(6_000),
+            ..params(1 << 3)
+        };
+        let mut m = Mmu::new(&p, &[5_000, 5_000, 0]).unwrap();
+        let headroom = |c: &[Charge]| c.iter().filter(|&&c| c == Charge::Headroom).count();
+        let first = fill(&mut m, 0, 2, 3);
+        assert_eq!(headroom(&first), 5);
+        let second = fill(&mut m, 1, 2, 3);
+        assert_eq!(headroom(&second), 1, "the pool's last 1000 B");
+        assert_eq!(m.admit(1, 2, 3, 1000), Err(DropReason::HeadroomExceeded));
+        for c in first.iter().rev() {
+            m.release(0, 2, 3, 1000, *c);
+        }
+        assert!(
+            m.admit(1, 2, 3, 1000).is_ok(),
+            "the first PG's headroom is back in the pool"
+        );
+        // The pool, not each PG's headroom, is what the shared part is short of.
+        let m = Mmu::new(&p, &[5_000, 5_000, 0]).unwrap();
+        assert_eq!(m.shared_pool_bytes(), 1_000_000 - 6_000);
     }
 
     #[test]
