@@ -2,8 +2,13 @@
 //! Jacobson, "Random Early Detection Gateways", 1993), as DCQCN deploys it on switches
 //! (Zhu et al., SIGCOMM 2015, section 3): below Kmin never, above Kmax always, in between with
 //! probability Pmax x (q - Kmin) / (Kmax - Kmin). Only ECN-capable (ECT) packets are marked CE.
-//! Marking at dequeue (HPCC's simulator, Spectrum's default) signals congestion a queue-drain
-//! earlier than marking at enqueue.
+//! Marking at dequeue signals congestion a queue-drain earlier than marking at enqueue. Every
+//! ASIC profile marks at dequeue: SONiC's platform-independent `test_dequeue_ecn` (sonic-mgmt
+//! tests/snappi_tests/ecn/test_dequeue_ecn_with_snappi.py, run on Broadcom and NVIDIA boxes)
+//! requires the first frame of a held burst marked and the last not, which is dequeue-time
+//! marking; sonic-mgmt's Broadcom DNX test plan says so in words ("the packets are marked ECN
+//! upon the de-queue"); HPCC's simulator marks at dequeue. The campus profile follows them
+//! (our estimate: no public source for its ASIC). `mark_at = "enqueue"` is there to compare.
 
 use crate::error::FieldError;
 use crate::packet::{Kind, Packet, flags};

@@ -273,6 +273,49 @@ fn wred_marks_ect_frames_over_kmax_on_enqueue_or_dequeue() {
 }
 
 #[test]
+fn every_asic_marks_a_burst_as_sonics_dequeue_ecn_test_expects() {
+    // sonic-mgmt's test_dequeue_ecn (tests/snappi_tests/ecn/test_dequeue_ecn_with_snappi.py),
+    // run on every SONiC platform: WRED-ECN at kmin 50000, kmax 51000 B, 100 %; 101 frames of
+    // 1024 B held in one egress queue, then released: the first to leave is marked, the last
+    // is not (marking at enqueue would do the opposite).
+    use crate::asic::Asic;
+    for asic in [
+        Asic::Trident3,
+        Asic::Tomahawk,
+        Asic::Tomahawk4,
+        Asic::Tomahawk5,
+        Asic::Spectrum,
+        Asic::Spectrum2,
+        Asic::Spectrum3,
+        Asic::Spectrum4,
+        Asic::Campus,
+    ] {
+        let ecn: EcnConfig = toml::from_str("kmin = \"50000B\"\nkmax = \"51000B\"\npmax = 1.0").unwrap();
+        let cfg = SwitchConfig {
+            asic,
+            ecn: Some(ecn),
+            ..SwitchConfig::default()
+        };
+        let mut b = bench(cfg, PfcConfig::default());
+        let out = b.port_to(0);
+        for _ in 0..101 {
+            let a = b.receive(1, &mut roce(0, 0, 1024));
+            assert!(matches!(a.verdict, Verdict::Queued { .. }), "{asic:?}");
+        }
+        let port = &mut b.net.ports[out.idx()];
+        let mut marks = Vec::new();
+        while let Some(mut pkt) = port.dequeue(&mut b.net.pool, Time::ZERO) {
+            marks.push(b.sw.dequeued(&b.cfg, port, &mut pkt, &mut b.rng) || pkt.has(flags::CE));
+        }
+        assert_eq!(marks.len(), 101);
+        assert!(
+            marks[0] && !marks[100],
+            "{asic:?}: the first marked, the last not"
+        );
+    }
+}
+
+#[test]
 fn a_lossless_pg_asks_for_xoff_at_its_threshold_spills_into_headroom_then_drops() {
     // Static XOFF X on the PG's shared cells, headroom H: ceil(X / c) frames go to the shared
     // pool, the one that reaches X asks for XOFF, floor(H / c) more fit the headroom, and the
