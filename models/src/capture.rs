@@ -62,13 +62,14 @@ fn default_max() -> usize {
     1_000_000
 }
 
-const KINDS: [(&str, Kind); 6] = [
+const KINDS: [(&str, Kind); 7] = [
     ("data", Kind::Data),
     ("ack", Kind::Ack),
     ("nak", Kind::Nak),
     ("cnp", Kind::Cnp),
     ("pause", Kind::Pause),
     ("credit", Kind::Credit),
+    ("probe", Kind::Probe),
 ];
 
 /// A validated capture point.

@@ -52,6 +52,9 @@ pub enum Kind {
     Pause,
     /// RCCC credit from a receiver: `aux` bytes the sender may send.
     Credit,
+    /// UET probe from a sender (a PDS control packet of type PROBE, UE 1.0): the receiver
+    /// answers at once with a selective ACK flagged [`flags::PROBE_ACK`].
+    Probe,
 }
 
 /// Flag bits.
@@ -72,6 +75,8 @@ pub mod flags {
     pub const LAST_HOP: u8 = 1 << 6;
     /// ACK request (UET PDS `AR`): acknowledge at once.
     pub const ACK_REQ: u8 = 1 << 7;
+    /// On a UET ACK (which never carries an ACK request): it answers a probe (PDS ACK `p`).
+    pub const PROBE_ACK: u8 = ACK_REQ;
 }
 
 /// Which buffer account a switch charged the packet to (see `switch::mmu`).
@@ -289,6 +294,8 @@ pub const UET_NACK_FRAME: u32 = if ETH_OVERHEAD + IPV4_UDP + 16 < MIN_FRAME {
 };
 /// RCCC credit (a PDS control packet carrying the grant): 16 B.
 pub const UET_CREDIT_FRAME: u32 = UET_NACK_FRAME;
+/// A probe (a PDS control packet, no payload word): 12 B, padded as the credit is.
+pub const UET_PROBE_FRAME: u32 = UET_NACK_FRAME;
 
 /// Frame length of a UET data packet with `payload` bytes; a trimmed one keeps its headers.
 #[inline]

@@ -293,7 +293,7 @@ fn roce(pkt: &Packet, out: &mut Vec<u8>) {
             bth(out, op::CNP, true, req, false, 0);
             out.extend_from_slice(&[0u8; 16]);
         }
-        Kind::Credit | Kind::Pause => {}
+        Kind::Credit | Kind::Pause | Kind::Probe => {}
     }
 }
 
@@ -323,8 +323,10 @@ fn uet(pkt: &Packet, forward: bool, out: &mut Vec<u8>) {
         }
         Kind::Ack => {
             // ACK_CC (8); flags: m (the request was ECN-marked) bit 5, retx (an ACK of a
-            // retransmitted request) bit 4.
-            let f = (pkt.has(flags::CE) as u16) << 5 | (pkt.has(flags::RETX) as u16) << 4;
+            // retransmitted request) bit 4, p (it answers a probe) bit 3.
+            let f = (pkt.has(flags::CE) as u16) << 5
+                | (pkt.has(flags::RETX) as u16) << 4
+                | (pkt.has(flags::PROBE_ACK) as u16) << 3;
             out.extend_from_slice(&pds_word(8, 0, f));
             out.extend_from_slice(&[0, 0]); // ack_psn_offset
             out.extend_from_slice(&pkt.seq.to_be_bytes()); // cumulative ACK PSN
@@ -357,6 +359,14 @@ fn uet(pkt: &Packet, forward: bool, out: &mut Vec<u8>) {
             out.extend_from_slice(&pdc.to_be_bytes());
             // The grant (a credit) or the pull target (a request to send): the same word.
             out.extend_from_slice(&pkt.credit().to_be_bytes());
+        }
+        Kind::Probe => {
+            // CONTROL (11), control type PROBE (6); probe_opaque: the probe's number.
+            out.extend_from_slice(&pds_word(11, 6, 0));
+            out.extend_from_slice(&(pkt.seq as u16).to_be_bytes());
+            out.extend_from_slice(&[0u8; 4]); // psn
+            out.extend_from_slice(&pdc.to_be_bytes());
+            out.extend_from_slice(&pdc.to_be_bytes());
         }
         Kind::Cnp | Kind::Pause => {}
     }

@@ -56,6 +56,59 @@ fn losses_found_from_selective_acks_are_resent_without_a_timeout() {
     }
 }
 
+/// One UET NSCC flow of 2 MB over a 3 m 100G cable (back to back) losing 1 % of frames each
+/// way, with SLEEK's loss probes on or off.
+fn short_lossy_cable(seed: u64, probes: bool) -> String {
+    format!(
+        r#"
+        seed = {seed}
+        [topology]
+        kind = "back-to-back"
+        link = {{ rate = "100Gbps", cable = "3m", loss = 0.01 }}
+        [nic]
+        transport = "uet"
+        cc = {{ kind = "nscc", loss_probes = {probes} }}
+        [run]
+        max_time = "50ms"
+        [[flow]]
+        src = 0
+        dst = 1
+        size = "2MB"
+        "#
+    )
+}
+
+#[test]
+fn on_a_short_lossy_cable_nscc_finds_a_lost_tail_with_a_probe_not_a_timeout() {
+    // A 3 m cable's BDP is under one packet, so NSCC's window holds about two: a loss near
+    // the window's end has no later packets to reveal it in the SACKs. SLEEK's probe (after
+    // three base RTTs without an ACK) brings back the receiver's view with no queueing
+    // behind it, so the missing packet is resent at once, not after the timeout.
+    let wire = 2_000_000f64.div_euclid(4096.0).ceil() * uet_wire(4096) as f64;
+    let ideal = tx_ns(wire as u64, 100.0) / (1.0 - 0.01);
+    let mut rtos_without = 0;
+    for seed in 1..=5 {
+        let r = run(&short_lossy_cable(seed, true)).remove(0);
+        let fct = r.flows[0].fct_ns.unwrap();
+        assert!(
+            r.summary.probes > 0 && r.summary.probe_losses > 0,
+            "seed {seed}: probes found losses"
+        );
+        assert!(r.summary.rtos <= 2, "seed {seed}: {} timeouts", r.summary.rtos);
+        assert!(
+            fct <= 1.2 * ideal,
+            "seed {seed}: {fct} ns against {ideal} ns at (1 - p) of line rate"
+        );
+        let r = run(&short_lossy_cable(seed, false)).remove(0);
+        assert_eq!(r.summary.probes, 0, "loss_probes = false sends none");
+        rtos_without += r.summary.rtos;
+    }
+    assert!(
+        rtos_without > 10,
+        "without probes the tail losses wait for the timer: {rtos_without}"
+    );
+}
+
 #[test]
 fn a_deep_buffer_rccc_incast_times_nothing_out() {
     // 16 senders into one 100G port of a 42 MB Spectrum-2: the queue lengthens every round

@@ -95,6 +95,8 @@ pub struct SackFeedback {
     pub ecn: bool,
     /// Payload bytes in flight after it.
     pub inflight: u64,
+    /// It answers a loss probe: `rtt` is the probe's round trip, a header's, not a packet's.
+    pub probe: bool,
 }
 
 /// A NACK of a trimmed packet, as UET's sender takes it.
@@ -180,6 +182,11 @@ pub trait CongestionControl: std::fmt::Debug {
     /// UET: the window selective-ACK loss detection scales its threshold by (NSCC's; None: the
     /// path's ceiling).
     fn loss_window(&self) -> Option<f64> {
+        None
+    }
+    /// UET: the base round trip and the target queueing delay that time SLEEK's probes
+    /// (uet-htsim probes only under a sender's window, NSCC's). None: the flow does not probe.
+    fn probe_clock(&self) -> Option<(Duration, Duration)> {
         None
     }
     /// Ask the switches to stamp INT into this flow's data packets.

@@ -49,6 +49,10 @@ pub struct NsccConfig {
     /// Initial window (default: the maximum, 1.5 BDP).
     #[serde(default)]
     pub initial_window: Option<sim_core::Bytes>,
+    /// SLEEK's loss probes (`uet::probe`; default on). Off: only selective ACKs and the
+    /// retransmission timeout find a loss, as uet-htsim's `main_uec` without `-sleek`.
+    #[serde(default)]
+    pub loss_probes: Option<bool>,
 }
 
 /// Parameters of one flow's NSCC.
@@ -68,6 +72,8 @@ pub struct NsccParams {
     pub adjust_bytes: f64,
     pub line_rate: BitRate,
     pub initial_window: Option<f64>,
+    /// The sender probes for loss when no ACK comes (SLEEK).
+    pub loss_probes: bool,
 }
 
 impl NsccParams {
@@ -102,6 +108,7 @@ impl NsccParams {
             adjust_bytes: 8.0 * mss,
             line_rate,
             initial_window: c.initial_window.map(|b| b.0 as f64),
+            loss_probes: c.loss_probes.unwrap_or(true),
         }
     }
 }
@@ -135,6 +142,11 @@ fn ceiling(p: &NsccParams, rtt_ps: f64) -> f64 {
 }
 
 impl Nscc {
+    /// The flow's base round trip (ps): its path's unloaded one, or the least it measured.
+    pub fn base_rtt(&self) -> f64 {
+        self.base_rtt
+    }
+
     /// A flow's NSCC, starting at `now` on a path whose unloaded round trip is `path_rtt`.
     ///
     /// Its base RTT starts at that path's own round trip, what its first packet on an idle
@@ -245,6 +257,25 @@ impl Nscc {
             self.avg_delay
         };
         self.update_delay(p, delay, ecn);
+        self.react(p, now, newly_acked, delay, ecn, inflight);
+    }
+
+    /// The ACK of a loss probe (`uet::probe`): a probe is a header only, so its round trip
+    /// does not lower the base RTT, and one faster than the base means no queueing (uet-htsim
+    /// `processAck` on `is_probe_ack`: `delay = 0`, no delay update).
+    pub fn on_probe_ack(&mut self, p: &NsccParams, s: &SackFeedback) {
+        let raw = s.rtt.0 as f64;
+        let delay = if raw >= self.base_rtt {
+            self.update_delay(p, raw - self.base_rtt, s.ecn);
+            raw - self.base_rtt
+        } else {
+            0.0
+        };
+        self.react(p, s.now, s.newly_acked, delay, s.ecn, s.inflight);
+    }
+
+    /// The window's response to `newly_acked` bytes acknowledged with queueing `delay`.
+    fn react(&mut self, p: &NsccParams, now: Time, newly_acked: u64, delay: f64, ecn: bool, inflight: u64) {
         let acked = newly_acked as f64;
         self.achieved_bytes += acked;
         self.received_bytes += acked;
@@ -365,6 +396,9 @@ impl CongestionControl for NsccSender {
     fn on_ack(&mut self, _ack: &Ack) {}
 
     fn on_sack(&mut self, s: &SackFeedback) {
+        if s.probe {
+            return self.n.on_probe_ack(&self.p, s);
+        }
         self.n
             .on_ack(&self.p, s.now, s.newly_acked, s.rtt, s.ecn, s.inflight);
     }
@@ -394,6 +428,13 @@ impl CongestionControl for NsccSender {
 
     fn loss_window(&self) -> Option<f64> {
         Some(self.n.cwnd)
+    }
+
+    /// The flow's base round trip and NSCC's target delay (uet-htsim `_base_rtt`,
+    /// `_target_Qdelay`).
+    fn probe_clock(&self) -> Option<(Duration, Duration)> {
+        let clock = (Duration(self.n.base_rtt() as u64), Duration(self.p.target as u64));
+        self.p.loss_probes.then_some(clock)
     }
 
     fn control_value(&self) -> f64 {

@@ -84,6 +84,10 @@ impl CongestionControl for NsccRccc {
         self.nscc.loss_window()
     }
 
+    fn probe_clock(&self) -> Option<(Duration, Duration)> {
+        self.nscc.probe_clock()
+    }
+
     fn control_value(&self) -> f64 {
         self.nscc.control_value()
     }
@@ -192,6 +196,9 @@ impl CongestionControl for Sender {
     }
     fn loss_window(&self) -> Option<f64> {
         each_ref!(self, c => c.loss_window())
+    }
+    fn probe_clock(&self) -> Option<(Duration, Duration)> {
+        each_ref!(self, c => c.probe_clock())
     }
     fn wants_int(&self) -> bool {
         each_ref!(self, c => c.wants_int())

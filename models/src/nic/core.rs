@@ -65,6 +65,10 @@ pub struct FlowCore {
     pub sack_losses: u64,
     /// UET RCCC: requests to send after a credit wait.
     pub credit_requests: u64,
+    /// UET: SLEEK probes sent.
+    pub probes: u64,
+    /// UET: PSNs a probe's ACK showed lost (resent without a timeout).
+    pub probe_losses: u64,
     pub naks_received: u64,
     pub acks_received: u64,
     pub cnp_handled: u64,
@@ -108,6 +112,8 @@ impl FlowCore {
             timed_out: false,
             sack_losses: 0,
             credit_requests: 0,
+            probes: 0,
+            probe_losses: 0,
             naks_received: 0,
             acks_received: 0,
             cnp_handled: 0,

@@ -87,6 +87,8 @@ pub struct FeedbackOutcome {
     pub acked: bool,
     /// UET: packets presumed lost from a selective ACK (queued for a resend).
     pub lost: u64,
+    /// UET: schedule the sender's probe timer then (SLEEK; `uet::probe`).
+    pub probe_timer: Option<Time>,
 }
 
 /// What a retransmission timeout did.
@@ -189,6 +191,22 @@ pub trait Protocol {
     fn credit_timer_fired(&mut self) {}
     /// The credit wait ended with no credit: a request to send, if the sender still waits.
     fn credit_request(&mut self, _f: &mut FlowCore, _id: FlowId, _prio: u8) -> Option<Packet> {
+        None
+    }
+
+    // UET: SLEEK's probes.
+    /// The sender's probe timer ran at `now`: None when it stops, else when it runs next and
+    /// the probe to send now, if one is due.
+    fn on_probe_timer(
+        &mut self,
+        _f: &mut FlowCore,
+        _id: FlowId,
+        _now: Time,
+    ) -> Option<(Time, Option<Packet>)> {
+        None
+    }
+    /// The receiver: a probe arrived; its answer (an ACK, at priority `prio`).
+    fn on_probe(&mut self, _f: &FlowCore, _c: &mut HostCounters, _pkt: &Packet, _prio: u8) -> Option<Packet> {
         None
     }
 }

@@ -130,4 +130,10 @@ impl Protocol for Proto {
     fn credit_request(&mut self, f: &mut FlowCore, id: FlowId, prio: u8) -> Option<Packet> {
         each!(self, t => t.credit_request(f, id, prio))
     }
+    fn on_probe_timer(&mut self, f: &mut FlowCore, id: FlowId, now: Time) -> Option<(Time, Option<Packet>)> {
+        each!(self, t => t.on_probe_timer(f, id, now))
+    }
+    fn on_probe(&mut self, f: &FlowCore, c: &mut HostCounters, pkt: &Packet, prio: u8) -> Option<Packet> {
+        each!(self, t => t.on_probe(f, c, pkt, prio))
+    }
 }

@@ -135,6 +135,10 @@ pub struct VariantSummary {
     pub rtos: u64,
     /// UET: packets presumed lost from selective ACKs and resent without a timeout.
     pub sack_losses: u64,
+    /// UET NSCC: loss probes sent (SLEEK: no ACK came for a while).
+    pub probes: u64,
+    /// UET NSCC: packets a probe's ACK showed lost, resent without a timeout.
+    pub probe_losses: u64,
     /// UET RCCC: requests to send (a sender out of credit asking its receiver again).
     pub credit_requests: u64,
     /// Payload bytes sent more than once.
@@ -301,6 +305,8 @@ impl VariantReport {
             retransmitted_packets: sim.flows.iter().map(|f| f.retransmitted).sum(),
             rtos: sim.flows.iter().map(|f| f.timeouts).sum(),
             sack_losses: sim.flows.iter().map(|f| f.sack_losses).sum(),
+            probes: sim.flows.iter().map(|f| f.probes).sum(),
+            probe_losses: sim.flows.iter().map(|f| f.probe_losses).sum(),
             credit_requests: sim.flows.iter().map(|f| f.credit_requests).sum(),
             retransmitted_bytes: sim.flows.iter().map(|f| f.retransmitted_bytes).sum(),
             trimmed: t.trimmed,

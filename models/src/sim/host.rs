@@ -189,6 +189,7 @@ impl Sim<'_> {
             Kind::Cnp => self.on_cnp(h, &pkt),
             Kind::Credit if pkt.dst == self.flows[pkt.flow.idx()].spec.dst => self.on_rts(h, &pkt),
             Kind::Credit => self.on_credit(&pkt),
+            Kind::Probe => self.on_probe(h, &pkt),
             Kind::Pause => {}
         }
     }

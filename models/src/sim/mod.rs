@@ -54,6 +54,8 @@ pub enum Event {
     AckTimer(FlowId),
     /// A UET sender's RCCC credit wait ended.
     CreditWait(FlowId),
+    /// A UET sender's probe timer (SLEEK).
+    Probe(FlowId),
     /// Fault number `n` (an index into the scenario's resolved faults) happens.
     Fault(u32),
     /// Take a time-series sample.
@@ -309,6 +311,7 @@ impl Sim<'_> {
             Event::CreditTick(h) => self.on_credit_tick(h),
             Event::AckTimer(f) => self.on_ack_timer(f),
             Event::CreditWait(f) => self.on_credit_wait(f),
+            Event::Probe(f) => self.on_probe_timer(f),
             Event::Fault(i) => self.on_fault(i as usize),
             Event::Reroute => self.net.reroute(),
             Event::Sample => self.on_sample(),

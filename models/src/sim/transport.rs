@@ -115,7 +115,34 @@ impl Sim<'_> {
         if out.lost > 0 {
             self.request_credit_now(pkt.flow);
         }
+        if let Some(t) = out.probe_timer {
+            self.schedule(t, Event::Probe(pkt.flow));
+        }
         self.activate(pkt.flow);
+    }
+
+    /// A probe reached its receiver `h`: the transport answers at once.
+    pub(super) fn on_probe(&mut self, h: HostId, pkt: &Packet) {
+        let prio = self.variant.nic.control_prio;
+        let (core, proto) = self.flows[pkt.flow.idx()].split();
+        if let Some(p) = proto.on_probe(core, &mut self.host_counters[h.idx()], pkt, prio) {
+            self.send_control(h, p);
+        }
+    }
+
+    /// Flow `f`'s probe timer ran: a probe goes if one is due, and the timer runs again.
+    pub(super) fn on_probe_timer(&mut self, f: FlowId) {
+        let now = self.now;
+        let flow = &mut self.flows[f.idx()];
+        let src = flow.spec.src;
+        let (core, proto) = flow.split();
+        let Some((next, probe)) = proto.on_probe_timer(core, f, now) else {
+            return;
+        };
+        if let Some(p) = probe {
+            self.send_control(src, p);
+        }
+        self.schedule(next, Event::Probe(f));
     }
 
     /// A CNP arrived for one of host `h`'s QPs: its congestion control reacts (DCQCN's

@@ -165,7 +165,10 @@ impl Protocol for RoceQp {
         if nak {
             f.cc.on_nack(now);
         }
-        FeedbackOutcome { acked: true, lost: 0 }
+        FeedbackOutcome {
+            acked: true,
+            ..Default::default()
+        }
     }
 }
 

@@ -14,12 +14,15 @@
 //!          resent, congestion control on_ack
 //!  NACK ─▶ sender: resend that PSN next, congestion control on_trim
 //!  credit / RTS ─▶ sender's credit (a running total) / receiver's pull target
+//!  probe timer ─▶ no ACK for a while with data unacknowledged: a probe (NSCC, SLEEK);
+//!          its ACK with little queueing: what was sent before it and not acknowledged is lost
 //!  timeout ─▶ PSNs out for an RTO presumed lost, the RTO doubles; too many: give up
 //!  credit wait ─▶ out of credit with data left and nothing granted: a new RTS
 //! ```
 
 pub mod pacer;
 pub mod pdc;
+pub mod probe;
 mod receiver;
 pub mod rto;
 mod sender;
@@ -60,9 +63,18 @@ pub struct Uet {
     pub last_credit: Time,
     /// RCCC, the receiver side: what the sender asked for and was granted.
     pub grants: Grants,
+    /// The sender's SLEEK probe timer (NSCC).
+    pub probe: probe::Probe,
 }
 
 impl Uet {
+    /// The entropy the load balancer picks for the next packet.
+    #[inline]
+    pub(super) fn next_entropy(&mut self) -> u16 {
+        let rng = &mut self.ev_rng;
+        self.ev.choose(|| (sim_core::rng::mix64(bump(rng)) >> 48) as u16)
+    }
+
     pub fn new(packets: u32, ev: EvSelector, seed: u64) -> Self {
         Uet {
             pdc: UetPdc::new(packets),
@@ -75,6 +87,7 @@ impl Uet {
             credit_waits: 0,
             last_credit: Time::ZERO,
             grants: Grants::default(),
+            probe: probe::Probe::default(),
         }
     }
 }
@@ -125,8 +138,8 @@ impl Protocol for Uet {
             .pdc
             .take_psn(now, |p| payload_of(size, mtu, packets, p))
             .expect("can_send checked");
-        let rng = &mut self.ev_rng;
-        let entropy = self.ev.choose(|| (sim_core::rng::mix64(bump(rng)) >> 48) as u16);
+        let entropy = self.next_entropy();
+        self.pdc.sent_on(seq, entropy);
         let frame = uet_data_frame(payload_of(size, mtu, packets, seq));
         f.data_packet(
             id,
@@ -217,6 +230,14 @@ impl Protocol for Uet {
 
     fn credit_request(&mut self, f: &mut FlowCore, id: FlowId, prio: u8) -> Option<Packet> {
         sender::credit_request(self, f, id, prio)
+    }
+
+    fn on_probe_timer(&mut self, f: &mut FlowCore, id: FlowId, now: Time) -> Option<(Time, Option<Packet>)> {
+        sender::on_probe_timer(self, f, id, now)
+    }
+
+    fn on_probe(&mut self, f: &FlowCore, c: &mut HostCounters, pkt: &Packet, prio: u8) -> Option<Packet> {
+        Some(receiver::on_probe(self, f, c, pkt, prio))
     }
 }
 

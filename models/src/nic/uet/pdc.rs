@@ -43,6 +43,8 @@ pub struct UetPdc {
     tx: Vec<Tx>,
     /// When each PSN was last sent (for the retransmission timer).
     sent: Vec<sim_core::Time>,
+    /// The entropy each PSN was last sent on (its path, for a loss probe).
+    ev: Vec<u16>,
     next_new: u32,
     retx: VecDeque<u32>,
     /// Payload bytes sent and neither acknowledged nor known lost.
@@ -77,6 +79,7 @@ impl UetPdc {
         UetPdc {
             tx: vec![Tx::Unsent; packets as usize],
             sent: vec![sim_core::Time::ZERO; packets as usize],
+            ev: vec![0; packets as usize],
             next_new: 0,
             retx: VecDeque::new(),
             inflight: 0,
@@ -224,6 +227,38 @@ impl UetPdc {
         bytes
     }
 
+    /// PSN `psn` leaves on entropy `ev`.
+    #[inline]
+    pub fn sent_on(&mut self, psn: u32, ev: u16) {
+        self.ev[psn as usize] = ev;
+    }
+
+    /// The entropy of the lowest PSN in flight: where a probe goes to follow it.
+    pub fn oldest_path(&self) -> Option<u16> {
+        (self.acked_below..self.next_new)
+            .find(|&p| self.tx[p as usize] == Tx::InFlight)
+            .map(|p| self.ev[p as usize])
+    }
+
+    /// A probe sent at `t` on entropy `ev` came back with little queueing: every PSN still in
+    /// flight that was sent on that path before it is lost (the probe queued behind them and
+    /// passed); queue them for a resend. Returns the payload bytes.
+    pub fn lost_before(&mut self, t: sim_core::Time, ev: u16, payload: impl Fn(u32) -> u32) -> u64 {
+        let mut bytes = 0;
+        for psn in self.acked_below..self.next_new {
+            let i = psn as usize;
+            if self.tx[i] == Tx::InFlight && self.sent[i] < t && self.ev[i] == ev {
+                self.tx[i] = Tx::Lost;
+                self.lost += 1;
+                self.retx.push_back(psn);
+                let b = payload(psn) as u64;
+                self.inflight -= b;
+                bytes += b;
+            }
+        }
+        bytes
+    }
+
     /// When the oldest packet still in flight was sent.
     pub fn oldest_in_flight(&self) -> Option<sim_core::Time> {
         (self.acked_below..self.next_new)
@@ -290,6 +325,13 @@ impl UetPdc {
         self.since_ack > 0
     }
 
+    /// A probe asks for the receiver's view now: the selective ACK of the latest PSN (it
+    /// covers what was owed).
+    pub fn ack_now(&mut self) -> Sack {
+        self.since_ack = 0;
+        self.sack_for(self.last_psn)
+    }
+
     /// The ACK coalescing timer fired: the ACK owed, if any.
     pub fn flush_ack(&mut self) -> Option<Sack> {
         if self.since_ack == 0 {
@@ -350,6 +392,28 @@ mod tests {
         assert_eq!(s.bitmap, 1 << 2, "PSN 3 = base + 2");
         let (new, ack) = rx.receive(3, MTU, false, 16_000);
         assert!(!new && ack.is_some(), "a duplicate is re-acknowledged");
+    }
+
+    #[test]
+    fn a_probe_shows_lost_only_what_it_followed_and_was_sent_before_it() {
+        let mut tx = UetPdc::new(10);
+        for (i, ev) in [7, 9, 7, 7].into_iter().enumerate() {
+            let t = Time(Duration::from_us(i as u64).0);
+            let (psn, _) = tx.take_psn(t, pay).unwrap();
+            tx.sent_on(psn, ev);
+        }
+        assert_eq!(tx.oldest_path(), Some(7), "PSN 0's path");
+        // A probe on path 7 left at 2.5 us: PSNs 0 and 2 went before it on that path, PSN 1
+        // on another (it may still be queued there), PSN 3 after it.
+        let probe_sent = Time(Duration::from_us(2).0 + Duration::from_us(1).0 / 2);
+        assert_eq!(tx.lost_before(probe_sent, 7, pay), 2000);
+        assert_eq!(tx.take_psn(T0, pay), Some((0, true)));
+        assert_eq!(tx.take_psn(T0, pay), Some((2, true)));
+        assert_eq!(
+            tx.take_psn(T0, pay),
+            Some((4, false)),
+            "PSNs 1 and 3 are still in flight"
+        );
     }
 
     #[test]

@@ -108,6 +108,22 @@ pub(super) fn on_ack_timer(
     Some(p)
 }
 
+/// A probe from the sender: the selective ACK of what has arrived, at once, flagged as its
+/// answer and echoing its send time and entropy (UE 1.0 PDS: an ACK with `p` set).
+pub(super) fn on_probe(
+    u: &mut Uet,
+    f: &FlowCore,
+    counters: &mut HostCounters,
+    pkt: &Packet,
+    prio: u8,
+) -> Packet {
+    counters.acks_sent += 1;
+    let mut p = sack_packet(u.pdc.ack_now(), pkt, f.spec.src, prio);
+    p.flags = flags::PROBE_ACK;
+    (p.sent_at, p.entropy) = (pkt.sent_at, pkt.entropy);
+    p
+}
+
 /// A request to send: the sender is out of credit with data left. The receiver takes its
 /// pull target, and answers even when it believes the target met (the sender may have lost a
 /// grant): one quantum more, whose credit packet carries the running total.

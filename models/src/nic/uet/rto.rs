@@ -40,6 +40,11 @@ impl RetxTimer {
         }
     }
 
+    /// The smoothed round trip (zero before a sample).
+    pub fn srtt(&self) -> Duration {
+        Duration(self.srtt.unwrap_or(0.0) as u64)
+    }
+
     /// The timeout now: SRTT + 4 RTTVAR, at least `base`, doubled per expiry, at most `max`.
     pub fn rto(&self, base: Duration, max: Duration) -> Duration {
         let estimate = self.srtt.map_or(0.0, |s| s + 4.0 * self.rttvar) as u64;

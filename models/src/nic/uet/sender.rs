@@ -4,11 +4,12 @@
 
 use super::Uet;
 use super::pdc::Sack;
+use super::probe::{Clock, Probe, Tick};
 use crate::cc::api::{CongestionControl, SackFeedback, Trim};
 use crate::ids::FlowId;
 use crate::nic::core::{FlowCore, payload_of};
 use crate::nic::protocol::{Expiry, Feedback, FeedbackOutcome};
-use crate::packet::{Kind, Packet, UET_CREDIT_FRAME, flags};
+use crate::packet::{Kind, Packet, UET_CREDIT_FRAME, UET_PROBE_FRAME, flags};
 use sim_core::{Duration, Time};
 
 /// The packet is about to go (its congestion control has counted it: RCCC spent credit). It
@@ -55,8 +56,11 @@ pub(super) fn on_ack(u: &mut Uet, f: &mut FlowCore, fb: &mut Feedback, pkt: &Pac
     };
     let payload = |p| payload_of(size, mtu, packets, p);
     let newly = u.pdc.on_sack(sack, payload);
-    u.ev.on_ack(pkt.entropy, ecn);
-    if !pkt.has(flags::RETX) {
+    let probe_ack = pkt.has(flags::PROBE_ACK);
+    if !probe_ack {
+        u.ev.on_ack(pkt.entropy, ecn);
+    }
+    if !pkt.has(flags::RETX) && !probe_ack {
         u.timer.sample(now - pkt.sent_at);
     }
     f.cc.on_sack(&SackFeedback {
@@ -65,13 +69,20 @@ pub(super) fn on_ack(u: &mut Uet, f: &mut FlowCore, fb: &mut Feedback, pkt: &Pac
         rtt: now - pkt.sent_at,
         ecn,
         inflight: u.pdc.inflight,
+        probe: probe_ack,
     });
     let window = f.cc.loss_window().unwrap_or(maxwnd as f64);
     let k = ((1.5 * window).min(maxwnd as f64) / mtu as f64).ceil().max(5.0) as u32;
     let before = u.pdc.lost_packets();
     u.pdc.sack_losses(k, payload);
+    let by_sack = u.pdc.lost_packets() - before;
+    let clock = probe_clock(u, f);
+    if clock.is_some_and(|c| probe_ack && Probe::shows_loss(now, pkt.sent_at, c)) {
+        u.pdc.lost_before(pkt.sent_at, pkt.entropy, payload);
+    }
     let lost = (u.pdc.lost_packets() - before) as u64;
-    f.sack_losses += lost;
+    f.sack_losses += by_sack as u64;
+    f.probe_losses += lost - by_sack as u64;
     if newly > 0 {
         f.rto_deadline = now + rto;
         u.timer.progress();
@@ -79,7 +90,59 @@ pub(super) fn on_ack(u: &mut Uet, f: &mut FlowCore, fb: &mut Feedback, pkt: &Pac
     if u.pdc.all_acked() && f.sender_done.is_none() {
         f.sender_done = Some(now);
     }
-    FeedbackOutcome { acked: true, lost }
+    let probe_timer = clock.and_then(|c| u.probe.on_ack(now, !u.pdc.all_acked(), u.pdc.has_work(), c));
+    FeedbackOutcome {
+        acked: true,
+        lost,
+        probe_timer,
+    }
+}
+
+/// What times the flow's probes: None when its congestion control does not probe.
+fn probe_clock(u: &Uet, f: &FlowCore) -> Option<Clock> {
+    let (base, target) = f.cc.probe_clock()?;
+    Some(Clock {
+        base,
+        target,
+        srtt: u.timer.srtt(),
+    })
+}
+
+/// The probe timer ran: a probe to the receiver when no ACK came for its time (SLEEK).
+pub(super) fn on_probe_timer(
+    u: &mut Uet,
+    f: &mut FlowCore,
+    id: FlowId,
+    now: Time,
+) -> Option<(Time, Option<Packet>)> {
+    let clock = probe_clock(u, f)?;
+    if f.sender_done.is_some() || f.gave_up {
+        u.probe.due = None;
+    }
+    match u.probe.on_timer(now, clock) {
+        Tick::Stop => None,
+        Tick::Later(t) => Some((t, None)),
+        Tick::Fire(next) => {
+            f.probes += 1;
+            // A data packet of headers only (uet-htsim `DATA_PROBE`, in the data class): it
+            // queues behind the flow's data, so its round trip shows whether the network
+            // still holds what was sent before it. It follows the oldest packet in flight
+            // (uet-htsim: the load balancer's next entropy; on another path than the data's a
+            // fast answer proves nothing about the data: sprayed flows sharing spines with
+            // another class then resent data that was only queued).
+            let ev = u.pdc.oldest_path().unwrap_or_else(|| u.next_entropy());
+            let mut p = Packet::control(
+                Kind::Probe,
+                id,
+                f.spec.dst,
+                f.probes as u32,
+                UET_PROBE_FRAME,
+                f.spec.prio,
+            );
+            (p.sent_at, p.flags, p.entropy) = (now, flags::ECT, ev);
+            Some((next, Some(p)))
+        }
+    }
 }
 
 /// A NACK for a trimmed packet: resend that PSN next (on the next EV), and tell the
