@@ -176,14 +176,7 @@ impl UetPdc {
             match self.tx[i] {
                 Tx::Acked => acked_at_or_below += 1,
                 _ if self.acked - acked_at_or_below < k => break,
-                Tx::InFlight if self.sent[i] < newest => {
-                    self.tx[i] = Tx::Lost;
-                    self.lost += 1;
-                    self.retx.push_back(psn);
-                    let b = payload(psn) as u64;
-                    self.inflight -= b;
-                    bytes += b;
-                }
+                Tx::InFlight if self.sent[i] < newest => bytes += self.lose(psn, payload(psn)),
                 _ => {}
             }
         }
@@ -212,16 +205,30 @@ impl UetPdc {
         rto: sim_core::Duration,
         payload: impl Fn(u32) -> u32,
     ) -> u64 {
+        self.lose_in_flight(payload, |sent, _| sent + rto <= now)
+    }
+
+    /// Presume lost PSN `psn` (in flight, `payload` bytes): it waits for a resend.
+    fn lose(&mut self, psn: u32, payload: u32) -> u64 {
+        self.tx[psn as usize] = Tx::Lost;
+        self.lost += 1;
+        self.retx.push_back(psn);
+        self.inflight -= payload as u64;
+        payload as u64
+    }
+
+    /// Presume lost every PSN in flight for which `lost(sent at, entropy)` holds. Returns
+    /// their payload bytes.
+    fn lose_in_flight(
+        &mut self,
+        payload: impl Fn(u32) -> u32,
+        lost: impl Fn(sim_core::Time, u16) -> bool,
+    ) -> u64 {
         let mut bytes = 0;
         for psn in self.acked_below..self.next_new {
             let i = psn as usize;
-            if self.tx[i] == Tx::InFlight && self.sent[i] + rto <= now {
-                self.tx[i] = Tx::Lost;
-                self.lost += 1;
-                self.retx.push_back(psn);
-                let b = payload(psn) as u64;
-                self.inflight -= b;
-                bytes += b;
+            if self.tx[i] == Tx::InFlight && lost(self.sent[i], self.ev[i]) {
+                bytes += self.lose(psn, payload(psn));
             }
         }
         bytes
@@ -244,19 +251,7 @@ impl UetPdc {
     /// flight that was sent on that path before it is lost (the probe queued behind them and
     /// passed); queue them for a resend. Returns the payload bytes.
     pub fn lost_before(&mut self, t: sim_core::Time, ev: u16, payload: impl Fn(u32) -> u32) -> u64 {
-        let mut bytes = 0;
-        for psn in self.acked_below..self.next_new {
-            let i = psn as usize;
-            if self.tx[i] == Tx::InFlight && self.sent[i] < t && self.ev[i] == ev {
-                self.tx[i] = Tx::Lost;
-                self.lost += 1;
-                self.retx.push_back(psn);
-                let b = payload(psn) as u64;
-                self.inflight -= b;
-                bytes += b;
-            }
-        }
-        bytes
+        self.lose_in_flight(payload, |sent, on| sent < t && on == ev)
     }
 
     /// When the oldest packet still in flight was sent.
