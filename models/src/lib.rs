@@ -49,7 +49,7 @@
 //! watchdog does. `docs/architecture.md` draws the layers and says where to add a model.
 //!
 //! ## Not modelled
-//! See the README's "Not modelled" list: cut-through forwarding, FEC, multi-priority PFC
+//! See docs/not-modelled.md: cut-through forwarding, FEC, multi-priority PFC
 //! frames, ROD/RUDI/UUD delivery, and the simplifications each model states.
 
 pub mod asic;

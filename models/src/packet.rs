@@ -1,7 +1,7 @@
 //! The packet as it moves through the fabric: a small `Copy` value (48 bytes), never boxed,
 //! moved between queues by value. No per-packet heap allocation anywhere on its path.
 //!
-//! Wire overheads follow the frame formats (see `../shared`-style references in the README):
+//! Wire overheads follow the frame formats (the references cited beside each constant):
 //! a RoCEv2 data packet over IPv4 carries Ethernet 14 + IPv4 20 + UDP 8 + IB BTH 12 + ICRC 4 +
 //! FCS 4 = 62 B of headers in the frame (InfiniBand Architecture Specification, Annex A17
 //! "RoCEv2"), and every frame also occupies 20 B more on the wire: 8 B preamble/SFD and 12 B

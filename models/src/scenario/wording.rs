@@ -202,7 +202,7 @@ fn kinds<T: DeserializeOwned>() -> Option<String> {
 fn untagged(name: &str) -> String {
     match name {
         "CdfConfig" => "a size distribution: \"websearch\", \"fb-hadoop\" or { file = \"sizes.csv\" }".into(),
-        _ => "one of the forms this key takes (see the README)".into(),
+        _ => "one of the forms this key takes (see docs/scenario-reference.md)".into(),
     }
 }
 
