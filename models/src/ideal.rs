@@ -321,29 +321,25 @@ mod tests {
         Duration(done[hops.len() - 1] + hops[hops.len() - 1].1.0)
     }
 
+    /// One to six hops of random rates (10-800 Gb/s) and delays (up to 3 us).
+    fn random_hops(rng: &mut impl rand::RngExt) -> Vec<(BitRate, Duration)> {
+        let rates = [10, 25, 40, 50, 100, 200, 400, 800];
+        (0..rng.random_range(1..7))
+            .map(|_| {
+                let r = BitRate::gbps(rates[rng.random_range(0..rates.len())]);
+                (r, Duration(rng.random_range(0..3_000_000)))
+            })
+            .collect()
+    }
+
     #[test]
     fn the_closed_form_is_the_recursion() {
         use rand::{RngExt, SeedableRng, rngs::Xoshiro256PlusPlus};
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
-        let rates = [10, 25, 40, 50, 100, 200, 400, 800];
         for _ in 0..2000 {
-            let hops: Vec<(BitRate, Duration)> = (0..rng.random_range(1..7))
-                .map(|_| {
-                    let r = BitRate::gbps(rates[rng.random_range(0..rates.len())]);
-                    (r, Duration(rng.random_range(0..3_000_000)))
-                })
-                .collect();
+            let hops = random_hops(&mut rng);
             let mtu = [256, 1024, 4096, 9000][rng.random_range(0..4)];
-            let f = FlowSpec {
-                src: HostId(0),
-                dst: HostId(1),
-                size: rng.random_range(1..200_000),
-                start: Time::ZERO,
-                prio: 3,
-                deps: crate::workload::Deps::None,
-                after: sim_core::Duration::ZERO,
-                qp: None,
-            };
+            let f = flow(rng.random_range(1..200_000));
             assert_eq!(
                 ideal_fct(&f, mtu, roce_data_frame, &hops),
                 recursion(&f, mtu, &hops),
@@ -381,14 +377,8 @@ mod tests {
     fn the_spread_bound_never_exceeds_one_path_and_is_it_when_packets_are_equal() {
         use rand::{RngExt, SeedableRng, rngs::Xoshiro256PlusPlus};
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
-        let rates = [10, 25, 40, 50, 100, 200, 400, 800];
         for _ in 0..2000 {
-            let hops: Vec<(BitRate, Duration)> = (0..rng.random_range(1..7))
-                .map(|_| {
-                    let r = BitRate::gbps(rates[rng.random_range(0..rates.len())]);
-                    (r, Duration(rng.random_range(0..3_000_000)))
-                })
-                .collect();
+            let hops = random_hops(&mut rng);
             let mtu = [256, 1024, 4096, 9000][rng.random_range(0..4)];
             let size = rng.random_range(1..200_000u64);
             let (bound, exact) = (
