@@ -126,7 +126,9 @@ pub struct Nscc {
     fast_increase: bool,
     last_adjust: Time,
     last_dec: Option<Time>,
-    qa_end: Time,
+    /// When quick adapt's measuring period ends (None: not started; the first feedback starts
+    /// it, uet-htsim `_qa_endtime == 0`).
+    qa_end: Option<Time>,
     bytes_to_ignore: f64,
     bytes_ignored: f64,
     trigger_qa: bool,
@@ -170,7 +172,7 @@ impl Nscc {
             fast_increase: false,
             last_adjust: now,
             last_dec: None,
-            qa_end: now + Duration((base_rtt + p.target) as u64),
+            qa_end: None,
             bytes_to_ignore: 0.0,
             bytes_ignored: 0.0,
             trigger_qa: false,
@@ -222,8 +224,9 @@ impl Nscc {
             return true;
         }
         let mut fired = false;
-        if now > self.qa_end {
-            if (self.trigger_qa || loss || delay > 4.0 * p.target)
+        if self.qa_end.is_none_or(|end| now > end) {
+            if self.qa_end.is_some()
+                && (self.trigger_qa || loss || delay > 4.0 * p.target)
                 && self.achieved_bytes < self.maxwnd / (1u64 << p.qa_gate) as f64
             {
                 self.cwnd = self.achieved_bytes.max(p.mtu);
@@ -231,10 +234,11 @@ impl Nscc {
                 self.bytes_ignored = 0.0;
                 self.trigger_qa = false;
                 self.quick_adapts += 1;
+                (self.inc_bytes, self.received_bytes) = (0.0, 0.0);
                 fired = true;
             }
             self.achieved_bytes = 0.0;
-            self.qa_end = now + Duration((self.base_rtt + p.target) as u64);
+            self.qa_end = Some(now + Duration((self.base_rtt + p.target) as u64));
         }
         fired
     }
@@ -543,8 +547,13 @@ mod tests {
     fn quick_adapt_falls_to_what_was_delivered() {
         let p = params();
         let mut n = Nscc::new(&p, Time::ZERO, p.network_rtt);
-        n.achieved_bytes = 10_000.0; // < maxwnd / 8
+        // The first feedback only starts the measuring period (uet-htsim `_qa_endtime` 0):
+        // a flow that has not yet heard anything has delivered nothing to judge.
         n.on_nack(&p, Time(30_000_000), 4096, true, 80_000);
+        assert_eq!(n.quick_adapts, 0);
+        // One base RTT + target (12 + 9 us) later, with less than maxwnd / 8 delivered.
+        n.achieved_bytes = 10_000.0;
+        n.on_nack(&p, Time(52_000_000), 4096, true, 80_000);
         assert_eq!(n.cwnd, 10_000.0);
         assert_eq!(n.quick_adapts, 1);
     }
