@@ -115,6 +115,32 @@ impl PacketPool {
         Some(out)
     }
 
+    /// Remove the tail of `q`: a walk from its head, for the rare cut of a queue's last frame.
+    pub(crate) fn pop_back(&mut self, q: &mut Fifo) -> Option<(Time, Packet)> {
+        let t = q.tail;
+        if t == NIL || q.head == t {
+            return self.pop(q);
+        }
+        let mut i = q.head;
+        while self.slots[i as usize].next != t {
+            i = self.slots[i as usize].next;
+        }
+        self.slots[i as usize].next = NIL;
+        q.tail = i;
+        let s = &mut self.slots[t as usize];
+        let out = (s.at, s.pkt);
+        s.next = self.free;
+        self.free = t;
+        self.held -= 1;
+        Some(out)
+    }
+
+    /// The tail of `q` without removing it.
+    #[inline]
+    pub(crate) fn back(&self, q: &Fifo) -> Option<&Packet> {
+        (q.tail != NIL).then(|| &self.slots[q.tail as usize].pkt)
+    }
+
     /// The head of `q` without removing it.
     #[inline]
     pub(crate) fn front(&self, q: &Fifo) -> Option<(Time, &Packet)> {
@@ -216,5 +242,34 @@ mod tests {
             peak,
             "slots are reused: as many as were ever held at once"
         );
+    }
+
+    #[test]
+    fn taking_from_either_end_matches_a_vecdeque() {
+        use rand::{RngExt, SeedableRng, rngs::Xoshiro256PlusPlus};
+        use std::collections::VecDeque;
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(10);
+        let mut pool = PacketPool::default();
+        let mut fifos: [Fifo; 3] = std::array::from_fn(|_| Fifo::default());
+        let mut model: [VecDeque<u32>; 3] = Default::default();
+        for step in 0..20_000u32 {
+            let q = rng.random_range(0..3);
+            match rng.random_range(0..5) {
+                0 | 1 => {
+                    pool.push(&mut fifos[q], Time::ZERO, pkt(step));
+                    model[q].push_back(step);
+                }
+                2 => assert_eq!(pool.pop(&mut fifos[q]).map(|(_, p)| p.seq), model[q].pop_front()),
+                _ => {
+                    assert_eq!(pool.back(&fifos[q]).map(|p| p.seq), model[q].back().copied());
+                    let got = pool.pop_back(&mut fifos[q]).map(|(_, p)| p.seq);
+                    assert_eq!(got, model[q].pop_back(), "step {step}, fifo {q}");
+                }
+            }
+            assert_eq!(pool.len(), model.iter().map(VecDeque::len).sum::<usize>());
+        }
+        for (f, m) in fifos.iter().zip(&model) {
+            assert!(pool.iter(f).map(|(_, p)| p.seq).eq(m.iter().copied()));
+        }
     }
 }

@@ -196,6 +196,23 @@ impl Port {
         pool.push(&mut q.frames, Time::ZERO, p);
     }
 
+    /// The last frame waiting at priority `p`.
+    pub fn tail<'a>(&self, pool: &'a PacketPool, p: u8) -> Option<&'a Packet> {
+        pool.back(&self.queues[p as usize].frames)
+    }
+
+    /// Take the last frame waiting at priority `p` (a trim of the queue's tail).
+    pub fn pop_tail(&mut self, pool: &mut PacketPool, p: u8) -> Option<Packet> {
+        let q = &mut self.queues[p as usize];
+        let (_, pkt) = pool.pop_back(&mut q.frames)?;
+        q.bytes -= pkt.frame as u64;
+        if q.frames.is_empty() {
+            self.nonempty.remove(p);
+        }
+        self.occupancy -= pkt.frame as u64;
+        Some(pkt)
+    }
+
     /// Schedule the priorities by these DWRR weights (0: strict, served first).
     pub fn set_dwrr(&mut self, weights: [u32; PRIORITIES]) {
         self.dwrr = Some(Box::new(crate::scheduler::Dwrr::new(weights)));

@@ -155,6 +155,16 @@ impl Sim<'_> {
                 "queue over the trim threshold or full",
             );
         }
+        if let Some((out, head, cut)) = a.tail_trimmed {
+            self.totals.trimmed += 1;
+            self.totals.trimmed_bytes += cut as u64;
+            self.log(
+                out,
+                &head,
+                crate::telemetry::Trace::Trim,
+                "cut at the queue's tail to admit an arrival",
+            );
+        }
         match a.verdict {
             Verdict::Dropped { reason, at, adequate } => {
                 // A watchdog that disabled PFC on the arrival port made the priority lossy.

@@ -35,6 +35,7 @@ use crate::port::Port;
 use crate::routing::Router;
 use ecn::MarkAt;
 use mmu::Mmu;
+use rand::RngExt;
 use sim_core::{SimRng, Time};
 
 /// One switch in a run: its buffer and where its ports lead.
@@ -74,6 +75,9 @@ pub enum Verdict {
 pub struct Arrival {
     pub verdict: Verdict,
     pub trimmed: Option<(PortId, u32)>,
+    /// The packet cut at its queue's tail to make room for this one (`switch.trim.tail`):
+    /// its egress, its headers, now queued at the trim priority, and the bytes cut.
+    pub tail_trimmed: Option<(PortId, Packet, u32)>,
 }
 
 impl Switch {
@@ -137,10 +141,11 @@ impl Switch {
             return Arrival {
                 verdict,
                 trimmed: None,
+                tail_trimmed: None,
             };
         };
         let (inl, outl) = (self.local(in_port), self.local(out));
-        let (charge, trimmed) = self.admit_or_trim(cfg, inl, outl, pkt, ports);
+        let (charge, trimmed, tail_trimmed) = self.admit_or_trim(cfg, inl, outl, pkt, ports, pool, wred);
         match charge {
             Ok(c) => pkt.charge = c,
             Err(reason) => {
@@ -155,7 +160,11 @@ impl Switch {
                     (out, false)
                 };
                 let verdict = Verdict::Dropped { reason, at, adequate };
-                return Arrival { verdict, trimmed };
+                return Arrival {
+                    verdict,
+                    trimmed,
+                    tail_trimmed,
+                };
             }
         }
         let xoff = self.mmu.is_lossless(pkt.prio)
@@ -169,12 +178,17 @@ impl Switch {
         Arrival {
             verdict: Verdict::Queued { out, xoff, marked },
             trimmed,
+            tail_trimmed,
         }
     }
 
     /// Admit `pkt` for local egress `outl`, trimming it first when trimming is on and it is
-    /// trimmable and either its queue is over the threshold or the buffer refuses it whole.
-    /// Returns the buffer's answer and the bytes cut, if it was trimmed.
+    /// trimmable and either its queue is over the threshold or the buffer refuses it whole;
+    /// over the threshold, a share `switch.trim.tail` of the time (drawn from `rng`) the
+    /// packet at the queue's tail is cut instead and `pkt` admitted whole if the buffer takes
+    /// it. Returns the buffer's answer, the bytes cut from `pkt` if it was trimmed, and the
+    /// tail's headers and bytes cut if the tail was.
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn admit_or_trim(
         &mut self,
         cfg: &SwitchConfig,
@@ -182,13 +196,27 @@ impl Switch {
         outl: usize,
         pkt: &mut Packet,
         ports: &mut [Port],
-    ) -> (Result<crate::packet::Charge, DropReason>, Option<(PortId, u32)>) {
+        pool: &mut PacketPool,
+        rng: &mut SimRng,
+    ) -> (
+        Result<crate::packet::Charge, DropReason>,
+        Option<(PortId, u32)>,
+        Option<(PortId, Packet, u32)>,
+    ) {
         let Some(t) = cfg.trim.as_ref().filter(|_| trim::trimmable(pkt)) else {
-            return (self.mmu.admit(inl, outl, pkt.prio, pkt.frame), None);
+            return (self.mmu.admit(inl, outl, pkt.prio, pkt.frame), None, None);
         };
+        let mut tail = None;
         if !t.over_threshold(ports[outl].queued_bytes(pkt.prio)) {
             if let Ok(c) = self.mmu.admit(inl, outl, pkt.prio, pkt.frame) {
-                return (Ok(c), None);
+                return (Ok(c), None, None);
+            }
+        } else if t.tail > 0.0 && (t.tail >= 1.0 || rng.random_bool(t.tail)) {
+            tail = self.trim_tail(t, outl, pkt.prio, ports, pool);
+            if tail.is_some() {
+                if let Ok(c) = self.mmu.admit(inl, outl, pkt.prio, pkt.frame) {
+                    return (Ok(c), None, tail);
+                }
             }
         }
         // Cut to the headers and try again at the trim priority.
@@ -197,7 +225,38 @@ impl Switch {
         ports[outl].counters.trimmed += 1;
         let cut = before.saturating_sub(pkt.frame) as u32;
         let out = PortId(self.first + outl as u32);
-        (self.mmu.admit(inl, outl, pkt.prio, pkt.frame), Some((out, cut)))
+        (
+            self.mmu.admit(inl, outl, pkt.prio, pkt.frame),
+            Some((out, cut)),
+            tail,
+        )
+    }
+
+    /// Cut the packet at the tail of egress `outl`'s queue `prio` to its headers and queue
+    /// them at the trim priority, when it is trimmable, lossy and the buffer takes the
+    /// headers. Returns them and the bytes cut.
+    fn trim_tail(
+        &mut self,
+        t: &trim::TrimConfig,
+        outl: usize,
+        prio: u8,
+        ports: &mut [Port],
+        pool: &mut PacketPool,
+    ) -> Option<(PortId, Packet, u32)> {
+        let last = *ports[outl].tail(pool, prio)?;
+        if !trim::trimmable(&last) || self.mmu.is_lossless(prio) {
+            return None;
+        }
+        let mut h = last;
+        t.trim(&mut h, self.edge_host[outl] == last.dst);
+        let inl = self.local(last.in_port);
+        h.charge = self.mmu.admit(inl, outl, h.prio, h.frame).ok()?;
+        ports[outl].pop_tail(pool, prio);
+        self.mmu.release(inl, outl, last.prio, last.frame, last.charge);
+        ports[outl].counters.trimmed += 1;
+        ports[outl].enqueue(pool, h);
+        let out = PortId(self.first + outl as u32);
+        Some((out, h, last.frame.saturating_sub(h.frame) as u32))
     }
 
     /// `pkt` was taken from `port`'s queue to be sent: WRED-ECN at dequeue. True when marked.

@@ -137,7 +137,8 @@ fn a_frame_is_routed_to_its_destination_admitted_and_queued() {
                 xoff: false,
                 marked: false
             },
-            trimmed: None
+            trimmed: None,
+            tail_trimmed: None,
         }
     );
     assert_eq!(p.in_port, b.port_to(1));
@@ -199,6 +200,7 @@ fn a_trimmable_frame_over_the_trim_threshold_keeps_its_headers_at_the_trim_prior
             threshold: Some(Bytes(1)),
             size: None,
             priority: 7,
+            tail: 0.0,
         }),
         ..SwitchConfig::default()
     };
@@ -223,6 +225,58 @@ fn a_trimmable_frame_over_the_trim_threshold_keeps_its_headers_at_the_trim_prior
         b.receive(2, &mut roce_frame).trimmed,
         None,
         "RoCEv2 frames are never trimmed"
+    );
+}
+
+#[test]
+fn over_the_threshold_a_tail_share_of_one_cuts_the_queued_tail_and_admits_the_arrival_whole() {
+    // NDP's and uet-htsim's CompositeQueue rule, at probability 1: the packet that waited
+    // last is cut to its headers and moves to the trim priority; the arrival takes its place.
+    let cfg = SwitchConfig {
+        trim: Some(TrimConfig {
+            threshold: Some(Bytes(1)),
+            size: None,
+            priority: 7,
+            tail: 1.0,
+        }),
+        ..SwitchConfig::default()
+    };
+    let mut b = bench(cfg, PfcConfig::default());
+    let out = b.port_to(0);
+    let mut first = uet(0);
+    first.flow = FlowId(11);
+    assert_eq!(
+        b.receive(1, &mut first).tail_trimmed,
+        None,
+        "an empty queue takes it whole"
+    );
+    let mut second = uet(0);
+    second.flow = FlowId(12);
+    let a = b.receive(2, &mut second);
+    let cut = uet_data_frame(MTU) - UET_DATA_HEADERS;
+    assert_eq!(a.trimmed, None, "the arrival is admitted whole");
+    let (at, head, bytes) = a.tail_trimmed.expect("the tail was cut");
+    assert_eq!((at, head.flow, bytes), (out, FlowId(11), cut));
+    assert_eq!(
+        (head.frame as u32, head.payload, head.prio),
+        (UET_DATA_HEADERS, 0, 7)
+    );
+    assert!(head.has(flags::TRIMMED) && head.has(flags::LAST_HOP));
+    let port = &b.net.ports[out.idx()];
+    assert_eq!(
+        port.queued_bytes(3),
+        uet_data_frame(MTU) as u64,
+        "only the arrival waits whole"
+    );
+    assert_eq!(port.queued_bytes(7), UET_DATA_HEADERS as u64);
+    assert_eq!(port.counters.trimmed, 1);
+    // What the buffer holds is what waits: the tail's cells went back when it was cut.
+    let (ol, mmu) = (local(&b, 0), &b.sw.mmu);
+    let cell = mmu.queue_bytes(ol, 7) / mmu.cells(UET_DATA_HEADERS as u16) as u64;
+    assert_eq!(
+        mmu.queue_bytes(ol, 3),
+        mmu.cells(uet_data_frame(MTU) as u16) as u64 * cell,
+        "one full frame's cells at priority 3"
     );
 }
 

@@ -23,6 +23,15 @@ pub struct TrimConfig {
     /// Priority trimmed headers are forwarded at.
     #[serde(default = "seven")]
     pub priority: u8,
+    /// Share of trims over the threshold that cut the packet at the queue's tail and admit
+    /// the arrival in its place (default 0: the arrival is cut, as a switch that trims at
+    /// enqueue does). NDP's switches and uet-htsim's `CompositeQueue` cut the tail half the
+    /// time (`drand() < 0.5`) so that which arrivals find the queue full does not follow the
+    /// phase of the links feeding it (Floyd and Jacobson, "On traffic phase effects in
+    /// packet-switched gateways", 1992): without it, a sender whose resend comes back a few
+    /// microseconds after its trim finds the queue full again far more often than the others.
+    #[serde(default)]
+    pub tail: f64,
 }
 
 fn seven() -> u8 {
@@ -35,6 +44,12 @@ impl TrimConfig {
             return Err(FieldError::new(
                 "switch.trim.priority",
                 format!("802.1p priorities are 0..=7, got {}", self.priority),
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.tail) {
+            return Err(FieldError::new(
+                "switch.trim.tail",
+                format!("a share between 0 and 1, got {}", self.tail),
             ));
         }
         if self.size.is_some_and(|s| !(64..=512).contains(&s.0)) {
@@ -84,6 +99,7 @@ mod tests {
             threshold: Some(Bytes(1000)),
             size: None,
             priority: 7,
+            tail: 0.0,
         };
         let mut p = Packet::control(Kind::Data, FlowId(1), HostId(2), 9, 4198, 3);
         p.payload = 4096;
