@@ -86,15 +86,17 @@ PY
 echo "| two bottlenecks, Gb/s over 3 ms: long, then one-hop | uet-htsim | $("$work/parking_lot" 3 | grep '^flow' | awk '{printf "%.2f ", $3}') |"
 echo "| | sim | $(quant gbps "$work/chain/flows.csv" 3e-3) |"
 
-dac() {  # seed probes -> the flow's completion in us
-  sed "s/^seed = .*/seed = $1/" > "$work/dac.toml" <<TOML
-seed = 1
+dac() {  # seed probes [cc] -> the flow's completion in us
+  local cc="{ kind = \"nscc\", loss_probes = $2 }"
+  [ $# -ge 3 ] && cc=$3
+  cat > "$work/dac.toml" <<TOML
+seed = $1
 [topology]
 kind = "back-to-back"
 link = { rate = "100Gbps", cable = "3m", loss = 0.01 }
 [nic]
 transport = "uet"
-cc = { kind = "nscc", loss_probes = $2 }
+cc = $cc
 [run]
 max_time = "50ms"
 [[flow]]
@@ -111,9 +113,16 @@ for p in 0 1; do
     h+="$("$work/dac_loss" 0.01 "$seed" "$p" | grep -o 'finished at [0-9.]*' | awk '{printf "%.0f", $3}') "
     s+="$(dac "$seed" "$([ "$p" = 1 ] && echo true || echo false)") "
   done
-  echo "| 2 MB on a 3 m cable, 1 % loss, probes $p: us, seeds 1-5 | uet-htsim | $h|"
+  echo "| 2 MB on a 3 m cable, 1 % loss, NSCC, probes $p: us, seeds 1-5 | uet-htsim | $h|"
   echo "| | sim | $s|"
 done
+h="" s=""
+for seed in 1 2 3 4 5; do
+  h+="$("$work/dac_loss" 0.01 "$seed" 0 rccc | grep -o 'finished at [0-9.]*' | awk '{printf "%.0f", $3}') "
+  s+="$(dac "$seed" false '{ kind = "rccc" }') "
+done
+echo "| 2 MB on a 3 m cable, 1 % loss, RCCC: us, seeds 1-5 | uet-htsim | $h|"
+echo "| | sim | $s|"
 
 "$work/rccc_incast" 16 4000000 > "$work/rccc.log"
 cat > "$work/rccc.toml" <<'TOML'
