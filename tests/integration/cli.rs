@@ -290,3 +290,36 @@ fn every_shipped_scenario_runs() {
     }
     assert!(ran >= 4);
 }
+
+#[test]
+fn the_scenarios_folder_loads_wherever_it_is_copied() {
+    // Every file a shipped scenario reads sits in scenarios/ itself: a user copies the folder
+    // and runs it there.
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let p = e.unwrap().path();
+            let dest = to.join(p.file_name().unwrap());
+            if p.is_dir() {
+                copy(&p, &dest);
+            } else {
+                std::fs::copy(&p, &dest).unwrap();
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let away = tmp("scenarios-copied").join("elsewhere");
+    copy(&root, &away);
+    let mut loaded = 0;
+    for e in std::fs::read_dir(&away).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            let ov = models::scenario::Overrides::default();
+            if let Err(err) = models::scenario::load(&p, &ov) {
+                panic!("{} does not load once copied: {err}", p.display());
+            }
+            loaded += 1;
+        }
+    }
+    assert!(loaded >= 25, "{loaded} scenarios");
+}
