@@ -257,6 +257,12 @@ fn ce_marks_from_the_sender_drive_dcqcn_on_a_dac() {
     assert_eq!(get("h1", "np_ecn_marked_roce_packets"), marked);
     assert_eq!(get("h1", "np_cnp_sent"), marked);
     assert_eq!(get("h0", "rp_cnp_handled"), marked);
+    let summary = crate::common::summary_json(&out);
+    assert_eq!(
+        summary["variants"][0]["ecn_marked"].as_u64(),
+        Some(marked),
+        "summary.json counts the NIC's own CE marks too"
+    );
     // The capture at h0: data frames out, CNPs (BTH opcode 0x81) in.
     let pcap = std::fs::read_dir(&out)
         .unwrap()

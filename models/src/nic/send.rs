@@ -44,6 +44,8 @@ pub enum Next {
 #[derive(Debug)]
 pub struct Sent {
     pub pkt: Packet,
+    /// The NIC marked it CE (`nic.ce_share`).
+    pub ce_marked: bool,
     pub next: Next,
     pub rto: Option<Time>,
 }
@@ -53,7 +55,8 @@ pub fn send(flow: &mut Flow, id: FlowId, cx: &mut SendCtx) -> Sent {
     let now = cx.now;
     let mut pkt = flow.next_packet(id, now);
     // A traffic generator's CE marks (`nic.ce_share`), on first sends and resends alike.
-    if cx.ce_share.is_some_and(|share| ce_marked(pkt.seq, share)) {
+    let marked = cx.ce_share.is_some_and(|share| ce_marked(pkt.seq, share));
+    if marked {
         pkt.flags |= flags::CE;
     }
     if flow.cc.wants_int() && flow.proto.carries_int() {
@@ -86,7 +89,12 @@ pub fn send(flow: &mut Flow, id: FlowId, cx: &mut SendCtx) -> Sent {
         flow.rto_deadline = now + rto;
         now + rto
     });
-    Sent { pkt, next, rto }
+    Sent {
+        pkt,
+        ce_marked: marked,
+        next,
+        rto,
+    }
 }
 
 #[cfg(test)]

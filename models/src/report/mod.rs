@@ -125,7 +125,7 @@ pub struct VariantSummary {
     pub drops_by_reason: std::collections::BTreeMap<&'static str, u64>,
     /// PFC frames sent by every port (XOFF, refresh and XON).
     pub pfc_pause_frames: u64,
-    /// Data packets marked CE by switches.
+    /// Data packets marked CE: by switches, and by the sending NICs (`nic.ce_share`).
     pub ecn_marked: u64,
     /// CNPs sent by notification points.
     pub cnps: u64,

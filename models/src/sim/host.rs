@@ -103,6 +103,7 @@ impl Sim<'_> {
                 self.schedule(at, Event::Rto(f));
             }
             let pkt = sent.pkt;
+            self.totals.ecn_marked += u64::from(sent.ce_marked);
             self.arm_credit_wait(f);
             self.host_counters[h.idx()].data_packets_sent += 1;
             self.totals.injected_packets += 1;
