@@ -60,6 +60,25 @@ pub fn markdown(title: &str, rows: &[Row]) -> String {
             }
         }
     }
+    if rows.iter().any(|r| !r.findings.is_empty()) {
+        s += "\n## Configuration warnings\n\nSettings that will not do what they were written for (`sim check` prints them with their fix).\n\n";
+        let mut said: Vec<(&[String; 4], Vec<&str>)> = Vec::new();
+        for r in rows {
+            for f in &r.findings {
+                match said.iter_mut().find(|(g, _)| *g == f) {
+                    Some((_, names)) => names.push(&r.name),
+                    None => said.push((f, vec![&r.name])),
+                }
+            }
+        }
+        for ([id, at, problem, fix], names) in said {
+            let _ = writeln!(
+                s,
+                "- **{id}** at `{at}` ({}): {problem}. Fix: {fix}.",
+                names.join(", ")
+            );
+        }
+    }
     // Only variants whose flows all completed compete: a run that left flows unfinished is
     // never "best" (its FCTs describe the flows that got through, its goodput is partial).
     let complete: Vec<&Row> = rows.iter().filter(|r| r.complete()).collect();

@@ -10,6 +10,7 @@
 //! | 5 | stopped by a limit (`run.max_time`, `run.max_events`, `run.max_wall`) with flows unfinished |
 //! | 6 | a PFC deadlock was detected (the run stopped, or went on as `pfc.on_deadlock` said) |
 //! | 7 | the run ended by itself with flows unfinished: a sender gave up after `nic.rto_retries`, a flow waits for one that never completes, no route (`incomplete` in summary.json says which, flows.csv each flow's reason) |
+//! | 8 | `sim check` found a warning: a setting that will not do what it was written for (each printed with its key, what happens and the fix) |
 //! | 130 | interrupted by Ctrl-C (results so far written, marked interrupted: `stopped` in summary.json, `interrupted` in sweep.json) |
 //!
 //! A run that leaves any flow unfinished never exits 0.
@@ -23,6 +24,8 @@ pub const LIMIT: u8 = 5;
 pub const DEADLOCK: u8 = 6;
 /// Flows left unfinished by a run that was not stopped.
 pub const UNFINISHED: u8 = 7;
+/// `sim check` found a warning.
+pub const FINDINGS: u8 = 8;
 /// Ctrl-C: the results so far were written, marked interrupted (128 + SIGINT).
 pub const INTERRUPTED: u8 = 130;
 

@@ -9,6 +9,7 @@ mod console;
 mod alloc;
 mod captures;
 mod cells;
+mod check;
 mod compare;
 mod exit;
 mod export;
@@ -40,6 +41,9 @@ struct Cli {
 enum Command {
     /// Run every variant of a scenario and write results.
     Run(run::RunArgs),
+    /// Check a scenario's configuration (the class RoCEv2 lands in, headroom, ECN against
+    /// PFC, a SONiC file against the fabric) without simulating anything.
+    Check(check::CheckArgs),
     /// Compare earlier runs: compare.png and report.md across their variants.
     Compare(compare::CompareArgs),
     /// Sweep scenario keys over values and seeds, in parallel or in shards.
@@ -57,6 +61,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(&args, started),
+        Command::Check(args) => check::run(&args),
         Command::Compare(args) => compare::run(&args),
         Command::Sweep(args) => sweep::run(&args),
         Command::Merge(args) => sweep::merge(&args),

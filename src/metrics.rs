@@ -25,6 +25,8 @@ pub struct Row {
     pub rtos: u64,
     /// Collective jobs (nccl-tests' figures).
     pub jobs: Vec<JobRow>,
+    /// The configuration check's warnings: (id, where, what happens, fix).
+    pub findings: Vec<[String; 4]>,
 }
 
 /// One collective job of a variant.
@@ -111,6 +113,22 @@ pub fn rows(summary: &Value, prefix: Option<&str>) -> Result<Vec<Row>> {
                             time_us: opt(j, "/time_ns").map(|x| x / 1e3),
                             algbw_gbps: opt(j, "/algbw_gbps"),
                             busbw_gbps: opt(j, "/busbw_gbps"),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            findings: v["config_findings"]
+                .as_array()
+                .map(|fs| {
+                    let text = |f: &Value, k: &str| f[k].as_str().unwrap_or("").to_string();
+                    fs.iter()
+                        .filter(|f| f["level"] == "warning")
+                        .map(|f| {
+                            let at = match f["file"].as_str() {
+                                Some(file) => format!("{} in {file}", text(f, "key")),
+                                None => text(f, "key"),
+                            };
+                            [text(f, "id"), at, text(f, "problem"), text(f, "fix")]
                         })
                         .collect()
                 })

@@ -59,29 +59,7 @@ pub fn run(args: &RunArgs, started: Instant) -> Result<ExitCode> {
         max_memory: crate::machine::machine_limit(),
     };
     let mut scenario = models::load(&args.file, &ov)?;
-    let mut said = std::collections::BTreeSet::new();
-    for v in &scenario.variants {
-        let tiers = v
-            .tiers
-            .iter()
-            .filter_map(|t| Some((format!("switch.tier.{}.sonic", t.name), t.sonic.as_ref()?)));
-        let files = v
-            .sonic
-            .iter()
-            .map(|s| ("switch.sonic".to_string(), s))
-            .chain(tiers);
-        for (key, s) in files {
-            for w in &s.imported.warnings {
-                if said.insert((s.file.clone(), w.clone())) {
-                    errln!(
-                        "warning: {key} {}: {}",
-                        s.file,
-                        models::scenario::error::shorten(w)
-                    );
-                }
-            }
-        }
-    }
+    crate::check::print(&scenario, true);
     if !args.variants.is_empty() {
         let names: Vec<String> = scenario.variants.iter().map(|v| v.name.clone()).collect();
         if let Some(bad) = args.variants.iter().find(|v| !names.contains(v)) {

@@ -87,5 +87,6 @@ pub mod workload;
 
 pub use report::VariantReport;
 pub use scenario::budget;
+pub use scenario::check;
 pub use scenario::{Overrides, Scenario, ScenarioError, load};
 pub use sim::Sim;

@@ -210,6 +210,12 @@ impl PfcConfig {
 
     /// The headroom configured for a port of `rate` on a cable of `delay`, if any.
     pub fn headroom_for(&self, rate: BitRate, delay: Duration) -> Option<u64> {
+        self.headroom_source(rate, delay).map(|(_, b)| b)
+    }
+
+    /// The headroom configured for a port of `rate` on a cable of `delay`, with the
+    /// `headroom_by_rate` entry that sets it (None: `headroom`).
+    pub fn headroom_source(&self, rate: BitRate, delay: Duration) -> Option<(Option<&str>, u64)> {
         let find = |with_cable: bool| {
             self.headroom_by_rate.iter().find_map(|(k, b)| {
                 let (r, cable) = port_kind(k).ok()?;
@@ -217,10 +223,10 @@ impl PfcConfig {
                     Some(len) => with_cable && crate::link::cable_delay(len) == delay,
                     None => !with_cable,
                 };
-                (r == rate && cable_ok).then_some(b.0)
+                (r == rate && cable_ok).then_some((Some(k.as_str()), b.0))
             })
         };
-        find(true).or(find(false)).or(self.headroom.map(|b| b.0))
+        find(true).or(find(false)).or(self.headroom.map(|b| (None, b.0)))
     }
 
     /// The refresh must come before the pause it renews expires on the fastest port.

@@ -5,6 +5,7 @@
 mod capture;
 mod capture_plain;
 mod cc;
+mod check;
 mod cli;
 mod closed_form;
 mod collectives;

@@ -120,13 +120,21 @@ fn the_command_line_names_the_json_path_warns_and_exports() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(
-        err.contains("warning: switch.sonic") && err.contains("POLL_INTERVAL"),
+        err.contains("note[sonic-not-modelled]: PFC_WD in sonic/as7326-56x.json")
+            && err.contains("POLL_INTERVAL"),
         "{err}"
+    );
+    assert!(
+        !err.contains("warning["),
+        "the shipped file maps RoCEv2 to its lossless class: {err}"
     );
     let j = summary_json(&out);
     let sonic = &j["variants"][0]["sonic"];
     assert_eq!(sonic["set"]["switch.pg_alpha"], "-3");
-    assert_eq!(sonic["overridden"][0], "switch.ecn");
+    assert_eq!(
+        sonic["overridden"],
+        serde_json::json!(["switch.dscp_to_tc", "switch.ecn"])
+    );
     let exported = dir.join("exported.json");
     let o = sim(&[
         "export",
@@ -187,6 +195,25 @@ fn rocev2_marked_dscp_26_lands_in_azures_lossy_class_until_the_map_says_otherwis
             root.display()
         )
     };
+    // The check says so before anything runs, where the file says it, with the fix.
+    let f = &scenario(&toml("")).variants[0].findings;
+    let lossy: Vec<_> = f.iter().filter(|f| f.id == "roce-lossy-class").collect();
+    assert_eq!(lossy.len(), 1, "{f:#?}");
+    assert_eq!(lossy[0].key, "DSCP_TO_TC_MAP.AZURE.26");
+    assert!(
+        lossy[0]
+            .file
+            .as_deref()
+            .is_some_and(|p| p.ends_with("as7326-56x.json"))
+    );
+    assert!(lossy[0].fix.contains("\"26\" = 3"), "{}", lossy[0].fix);
+    let fixed_toml = toml(r#"dscp_to_tc = { "26" = 3 }"#);
+    assert!(
+        scenario(&fixed_toml).variants[0]
+            .findings
+            .iter()
+            .all(|f| f.id != "roce-lossy-class")
+    );
     let azure = run(&toml("")).remove(0);
     assert!(azure.summary.drops > 0, "lossy TC 1 drops");
     assert_eq!(azure.summary.pfc_pause_frames, 0, "no PFC on TC 1");
@@ -258,4 +285,62 @@ fn an_imported_trident3_pauses_at_the_shared_pool_sonic_gives_it() {
         .map(|r| r.time.as_ns_f64())
         .expect("an XOFF");
     assert_close(first, expected_ns, 0.0, 0.02, "first XOFF (ns)");
+}
+
+#[test]
+fn sonic_counters_carry_the_boxs_own_port_names_matched_by_speed() {
+    // Ethernet0 runs at 25G, Ethernet4 to Ethernet16 at 100G: the three 100G cables take
+    // the first three free 100G ports, in port order, whatever order the JSON lists them in.
+    let json = r#"{"PORT": {
+        "Ethernet16": {"speed": "100000", "lanes": "16,17,18,19"},
+        "Ethernet0": {"speed": "25000", "lanes": "0"},
+        "Ethernet8": {"speed": "100000", "lanes": "8,9,10,11"},
+        "Ethernet4": {"speed": "100000", "lanes": "4,5,6,7"},
+        "Ethernet12": {"speed": "100000", "lanes": "12,13,14,15"}}}"#;
+    let (toml, _dir) = star_with(
+        "sonic-port-names",
+        json,
+        3,
+        "[[flow]]\nsrc = \"h1\"\ndst = \"h0\"\nsize = \"10KB\"",
+    );
+    let s = scenario(&toml);
+    assert!(
+        s.variants[0].findings.iter().all(|f| f.id != "sonic-ports"),
+        "every cable has a port"
+    );
+    let r = run(&toml).remove(0);
+    let mut names: Vec<(String, String)> = r
+        .sonic
+        .iter()
+        .map(|row| (row.port.to_string(), row.interface.to_string()))
+        .collect();
+    names.sort();
+    names.dedup();
+    let want: Vec<(String, String)> = [
+        ("to-h0", "Ethernet4"),
+        ("to-h1", "Ethernet8"),
+        ("to-h2", "Ethernet12"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(names, want);
+    // A file with one 100G port: the other two cables find none, and the check says so.
+    let one = r#"{"PORT": {"Ethernet0": {"speed": "100000"}, "Ethernet4": {"speed": "25000"}}}"#;
+    let (toml, _dir) = star_with(
+        "sonic-port-names-short",
+        one,
+        3,
+        "[[flow]]\nsrc = \"h1\"\ndst = \"h0\"\nsize = \"10KB\"",
+    );
+    let f = scenario(&toml).variants[0].findings.clone();
+    let ports: Vec<_> = f.iter().filter(|f| f.id == "sonic-ports").collect();
+    assert_eq!(ports.len(), 1, "{f:#?}");
+    assert!(
+        ports[0]
+            .problem
+            .contains("sw0's cable to h1 (100G), sw0's cable to h2 (100G)"),
+        "{}",
+        ports[0].problem
+    );
 }

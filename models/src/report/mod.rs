@@ -179,6 +179,11 @@ pub struct VariantSummary {
     /// Each `[switch.tier.<name>]` with its own SONiC file: what that file set.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub sonic_tiers: std::collections::BTreeMap<String, SonicRecord>,
+    /// What the configuration check found in this variant's settings (`crate::scenario::check`).
+    pub config_findings: Vec<crate::scenario::check::Finding>,
+    /// Finding ids the scenario silenced (`check.silence`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub config_silenced: Vec<String>,
     pub invariants: Vec<Invariant>,
 }
 
@@ -337,6 +342,8 @@ impl VariantReport {
                 .iter()
                 .filter_map(|t| Some((t.name.clone(), SonicRecord::of(t.sonic.as_ref()?))))
                 .collect(),
+            config_findings: sim.variant.findings.clone(),
+            config_silenced: sim.variant.silence.clone(),
             invariants: invariants::invariants(sim, &flows),
         };
         VariantReport {

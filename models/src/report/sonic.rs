@@ -11,8 +11,11 @@
 //! | `show priority-group drop counters` | `PG0`..`PG7` | `pkts` |
 //! | `show pfcwd stats` | `Ethernet0:3` | `STATUS`, `STORM DETECTED`, `STORM RESTORED`, `TX OK`, ... |
 //!
-//! Ports are named as SONiC names a front panel, `Ethernet<4 i>` for the switch's i-th port
-//! in cable order (as `sim export sonic` writes them). Queue i carries priority i (SONiC's
+//! Ports carry the box's own names where its SONiC file has a `PORT` table (each cable takes
+//! the file's first free port of its speed, in port order: `Imported::ports_for`; `N/A` for a
+//! cable that finds none, which the configuration check names), else SONiC's front-panel
+//! convention, `Ethernet<4 i>` for the switch's i-th port in cable order (as `sim export
+//! sonic` writes them). Queue i carries priority i (SONiC's
 //! default `TC_TO_QUEUE_MAP`). Watermarks are the run's maxima (SONiC's since the last clear).
 //! The model charges lossy frames to their egress queue and lossless frames to their ingress
 //! priority group, so a lossy PG's watermarks read `N/A`, as SONiC prints a missing counter;
@@ -60,9 +63,27 @@ pub(super) fn sonic_rows(sim: &Sim) -> Vec<SonicRow> {
         }
         let sw = &sim.switches[s.idx()];
         let switch: Arc<str> = Arc::from(name.as_str());
+        // The box's own port names, where its SONiC file has a PORT table.
+        let rates: Vec<u64> = net
+            .ports_of(NodeId(n as u32))
+            .map(|p| net.ports[p.idx()].rate.0 / 1_000_000)
+            .collect();
+        let own: Vec<Option<&str>> = match sim.variant.sonic_of(s.idx()) {
+            Some(info) if !info.imported.ports.is_empty() => info
+                .imported
+                .ports_for(&rates)
+                .into_iter()
+                .map(|p| p.map(|p| p.name.as_str()))
+                .collect(),
+            _ => Vec::new(),
+        };
         for p in net.ports_of(NodeId(n as u32)) {
             let i = sw.local_index(p);
-            let interface: Arc<str> = Arc::from(format!("Ethernet{}", 4 * i));
+            let interface: Arc<str> = match own.get(i) {
+                Some(Some(name)) => Arc::from(*name),
+                Some(None) => Arc::from("N/A"),
+                None => Arc::from(format!("Ethernet{}", 4 * i)),
+            };
             let port_name: Arc<str> = Arc::from(net.port_name(p));
             let mut push = |command: &'static str, column: String, counter: &'static str, value: String| {
                 rows.push(SonicRow {

@@ -129,6 +129,7 @@ impl Ctx<'_> {
         f.switch.validate().map_err(|e| self.field(e, index))?;
         f.nic.validate().map_err(|e| self.field(e, index))?;
         f.pfc.validate().map_err(|e| self.field(e, index))?;
+        f.check.validate().map_err(|e| self.field(e, index))?;
         let fastest = topo
             .links
             .iter()
@@ -172,6 +173,8 @@ impl Ctx<'_> {
             resolved,
             sonic: None,
             tiers,
+            silence: f.check.silence.clone(),
+            findings: Vec::new(),
         })
     }
 

@@ -10,6 +10,7 @@
 //! NIC, transport, limits), which is how RoCEv2 and UET are put side by side.
 
 pub mod budget;
+pub mod check;
 mod ctx;
 pub mod error;
 pub mod limits;
@@ -66,6 +67,8 @@ struct ScenarioFile {
     capture: Vec<crate::capture::CaptureConfig>,
     #[serde(default)]
     telemetry: TelemetryFile,
+    #[serde(default)]
+    check: check::CheckConfig,
     #[serde(default)]
     #[allow(dead_code)] // merged before deserialization; kept so the key is known
     variant: Vec<Table>,
@@ -337,6 +340,12 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
     for (i, v) in scenario.variants.iter().enumerate() {
         let index = (!variant_tables.is_empty()).then_some(i);
         check_memory(&scenario, v, ov).map_err(|e| ctx.field(e, index))?;
+    }
+    let mut scenario = scenario;
+    for i in 0..scenario.variants.len() {
+        let v = &scenario.variants[i];
+        let found = check::variant(&scenario.topology, &scenario.flows, v, &v.silence);
+        scenario.variants[i].findings = found;
     }
     Ok(scenario)
 }

@@ -26,6 +26,10 @@ pub struct Variant {
     pub sonic: Option<super::sonic::SonicInfo>,
     /// `[switch.tier.<name>]`: other settings for some of the switches.
     pub tiers: Vec<super::tiers::Tier>,
+    /// `check.silence`: finding ids left out.
+    pub silence: Vec<String>,
+    /// What the configuration check found (`crate::scenario::check`), silenced ids left out.
+    pub findings: Vec<crate::scenario::check::Finding>,
 }
 
 impl Variant {
@@ -44,6 +48,14 @@ impl Variant {
         match self.resolved.switch_tier.get(s) {
             Some(&t) if t > 0 => &self.tiers[t as usize - 1].pfc,
             _ => &self.pfc,
+        }
+    }
+
+    /// The SONiC file switch number `s`'s settings came from: its tier's, or `[switch]`'s.
+    pub fn sonic_of(&self, s: usize) -> Option<&super::sonic::SonicInfo> {
+        match self.resolved.switch_tier.get(s) {
+            Some(&t) if t > 0 => self.tiers[t as usize - 1].sonic.as_ref(),
+            _ => self.sonic.as_ref(),
         }
     }
 

@@ -96,6 +96,7 @@ pub fn import(src: &str) -> Result<Imported, JsonError> {
     super::schema::check(root)?;
     let mut out = Imported::default();
     unread_fields(root, &mut out)?;
+    ports(root, &mut out)?;
     let lossless = priorities(root, &mut out)?;
     maps(root, &lossless, &mut out)?;
     buffers(root, &lossless, &mut out)?;
@@ -107,12 +108,13 @@ pub fn import(src: &str) -> Result<Imported, JsonError> {
     Ok(out)
 }
 
-/// Every table and field the model does not act on, as warnings (one per table or field).
+/// Every table and field the model does not act on, as warnings: one per table.
 fn unread_fields(root: &Map<String, Value>, out: &mut Imported) -> Result<(), JsonError> {
     for name in root.keys() {
         let Some((_, fields)) = READ.iter().find(|(t, _)| t == name) else {
+            let n = root[name].as_object().map_or(0, |o| o.len());
             out.warn(format!(
-                "{name}: table not read (the model has nothing it configures)"
+                "{name}: table not read ({n} entries; the model has nothing it configures)"
             ));
             continue;
         };
@@ -127,10 +129,38 @@ fn unread_fields(root: &Map<String, Value>, out: &mut Imported) -> Result<(), Js
             }
             unknown.extend(o.keys().map(|k| k.as_str()).filter(|k| !fields.contains(k)));
         }
-        for f in unknown {
-            out.warn(format!("{name}.*.{f}: not modelled"));
+        if !unknown.is_empty() {
+            let list: Vec<&str> = unknown.into_iter().collect();
+            out.warn(format!("{name}: fields not modelled: {}", list.join(", ")));
         }
     }
+    Ok(())
+}
+
+/// The `PORT` table: names, speeds, lanes and aliases, in port order (the number in the
+/// name, as SONiC numbers front-panel lanes).
+fn ports(root: &Map<String, Value>, out: &mut Imported) -> Result<(), JsonError> {
+    let mut ports = Vec::new();
+    for (name, o) in table(root, "PORT")? {
+        let path = format!("PORT.{name}");
+        ports.push(super::SonicPort {
+            name: name.to_string(),
+            speed_mbps: int(o, &path, "speed", 1..=i64::MAX)?.map(|s| s as u64),
+            lanes: text(o, &path, "lanes")?,
+            alias: text(o, &path, "alias")?,
+        });
+    }
+    let number = |n: &str| {
+        let digits: String = n.chars().rev().take_while(char::is_ascii_digit).collect();
+        digits
+            .chars()
+            .rev()
+            .collect::<String>()
+            .parse::<u64>()
+            .unwrap_or(u64::MAX)
+    };
+    ports.sort_by(|a, b| (number(&a.name), &a.name).cmp(&(number(&b.name), &b.name)));
+    out.ports = ports;
     Ok(())
 }
 

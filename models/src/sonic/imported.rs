@@ -12,6 +12,20 @@ pub struct Imported {
     /// a value the scenario's validation refuses is reported where the user wrote it.
     pub from: Vec<String>,
     pub warnings: Vec<String>,
+    /// The file's `PORT` table, in port order (`Ethernet0`, `Ethernet4`, ...).
+    pub ports: Vec<SonicPort>,
+}
+
+/// One entry of a `PORT` table: what a box calls a port and how fast it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SonicPort {
+    pub name: String,
+    /// `speed`, Mb/s (None: the entry gives none).
+    pub speed_mbps: Option<u64>,
+    /// `lanes`, as written (`"0,1,2,3"`).
+    pub lanes: Option<String>,
+    /// `alias` (the front-panel name, `etp1`), if any.
+    pub alias: Option<String>,
 }
 
 impl Imported {
@@ -27,6 +41,22 @@ impl Imported {
             .zip(&self.from)
             .find(|((k, _), _)| key == k || key.strip_prefix(k.as_str()).is_some_and(|r| r.starts_with('.')))
             .map(|(_, f)| f.as_str())
+    }
+
+    /// The file's port each cable takes, given the cables' rates in Mb/s in port order: the
+    /// first port of the same speed not yet taken (a port without a speed fits any), as a
+    /// user cables a box from its first port; None where no such port is left.
+    pub fn ports_for(&self, cables_mbps: &[u64]) -> Vec<Option<&SonicPort>> {
+        let mut taken = vec![false; self.ports.len()];
+        cables_mbps
+            .iter()
+            .map(|&mbps| {
+                let i = (0..self.ports.len())
+                    .find(|&i| !taken[i] && self.ports[i].speed_mbps.is_none_or(|s| s == mbps))?;
+                taken[i] = true;
+                Some(&self.ports[i])
+            })
+            .collect()
     }
 
     pub(crate) fn warn(&mut self, w: impl Into<String>) {

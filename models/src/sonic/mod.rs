@@ -19,7 +19,7 @@ mod pfcwd;
 mod schema;
 
 pub use import::import;
-pub use imported::Imported;
+pub use imported::{Imported, SonicPort};
 
 use serde_json::{Map, Value};
 

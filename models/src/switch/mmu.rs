@@ -160,6 +160,31 @@ impl Mmu {
         })
     }
 
+    /// The headroom one lossless class holds across the switch's ports, bytes (reserved per
+    /// PG, or its claim on a shared headroom pool).
+    pub fn headroom_bytes(&self) -> u64 {
+        self.headroom.iter().map(|&h| h as u64 * self.cell as u64).sum()
+    }
+
+    /// The occupancy, bytes, at which a lone congested class stops taking shared buffer, on
+    /// the smallest slice: a lossless PG's XOFF (static, or alpha / (1 + alpha) of the pool
+    /// when it is the only one using it: Choudhury and Hahne's steady state) or a lossy
+    /// queue's limit, with its reserved minimum. For the configuration check.
+    pub fn lone_limit(&self, lossless: bool) -> u64 {
+        let pool = self.shared_size.iter().copied().min().unwrap_or(0) as f64;
+        let (alpha, min) = if lossless {
+            (self.pg_alpha, self.pg_min)
+        } else {
+            (self.queue_alpha, self.queue_min)
+        };
+        let shared = match (lossless, self.xoff) {
+            (true, Some(x)) => x as f64,
+            _ if alpha.is_infinite() => pool,
+            _ => pool * alpha / (1.0 + alpha),
+        };
+        (shared as u64 + min as u64) * self.cell as u64
+    }
+
     #[inline]
     pub fn cells(&self, frame: u16) -> u32 {
         (frame as u32).div_ceil(self.cell)

@@ -1,0 +1,112 @@
+//! A SONiC file against the fabric it configures: its `PORT` table against each switch's
+//! cables, and what the import does not act on (one note per table).
+//!
+//! Cables take the file's ports in order: a switch's cables, in the order the topology
+//! lists them, each take the first port of the same speed not yet taken (as a user cables a
+//! box from its first port). A cable that finds none is a mismatch: the file describes a
+//! different box, or the scenario a different cabling.
+
+use super::{Finding, Level, Scope};
+use crate::topology::{NodeKind, Topology};
+
+/// The cables of switch number `switch` (topology order), as (peer name, rate in Mb/s) in
+/// port order.
+fn cables(topo: &Topology, switch: usize) -> Vec<(String, u64)> {
+    let Some(node) = topo
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.kind == NodeKind::Switch)
+        .nth(switch)
+        .map(|(i, _)| i)
+    else {
+        return Vec::new();
+    };
+    topo.links
+        .iter()
+        .filter(|l| l.a.idx() == node || l.b.idx() == node)
+        .map(|l| {
+            let peer = if l.a.idx() == node { l.b } else { l.a };
+            (topo.node_name(peer).to_string(), l.rate.0 / 1_000_000)
+        })
+        .collect()
+}
+
+/// "56 at 25G, 8 at 100G".
+fn speeds(mbps: impl Iterator<Item = Option<u64>>) -> String {
+    let mut by: std::collections::BTreeMap<Option<u64>, usize> = Default::default();
+    for s in mbps {
+        *by.entry(s).or_default() += 1;
+    }
+    by.iter()
+        .map(|(s, n)| match s {
+            Some(s) if s % 1000 == 0 => format!("{n} at {}G", s / 1000),
+            Some(s) => format!("{n} at {s}M"),
+            None => format!("{n} without a speed"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub fn check(topo: &Topology, s: &Scope, out: &mut Vec<Finding>) {
+    let Some(info) = s.sonic else { return };
+    for w in &info.imported.warnings {
+        let (key, what) = w.split_once(": ").unwrap_or(("(file)", w.as_str()));
+        out.push(Finding {
+            level: Level::Note,
+            id: "sonic-not-modelled",
+            key: key.to_string(),
+            file: Some(info.file.clone()),
+            problem: what.to_string(),
+            fix: "nothing to do unless the run needs it: docs/sonic.md lists what the import reads".into(),
+        });
+    }
+    let ports = &info.imported.ports;
+    if ports.is_empty() {
+        return;
+    }
+    let mut missing = Vec::new();
+    let mut cables_mbps = Vec::new();
+    for &sw in &s.switches {
+        let c = cables(topo, sw);
+        let rates: Vec<u64> = c.iter().map(|(_, m)| *m).collect();
+        let taken = info.imported.ports_for(&rates);
+        let name = topo
+            .nodes
+            .iter()
+            .filter(|n| n.kind == NodeKind::Switch)
+            .nth(sw)
+            .map_or("?", |n| n.name.as_str());
+        for ((peer, mbps), port) in c.iter().zip(taken) {
+            if port.is_none() {
+                missing.push(format!("{name}'s cable to {peer} ({}G)", *mbps as f64 / 1000.0));
+            }
+        }
+        cables_mbps.extend(rates.into_iter().map(Some));
+    }
+    if missing.is_empty() {
+        return;
+    }
+    let shown: Vec<&str> = missing.iter().take(4).map(String::as_str).collect();
+    let more = missing.len().saturating_sub(shown.len());
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    out.push(Finding {
+        level: Level::Warning,
+        id: "sonic-ports",
+        key: "PORT".into(),
+        file: Some(info.file.clone()),
+        problem: format!(
+            "the file's PORT table ({} ports: {}) does not fit the cables of {} ({}): {}{more} find no free port of their speed. The simulated switch runs its cables at the scenario's rates, so its buffers and headroom are not the ones this box computes for its own ports",
+            ports.len(),
+            speeds(ports.iter().map(|p| p.speed_mbps)),
+            s.who(topo),
+            speeds(cables_mbps.into_iter()),
+            shown.join(", ")
+        ),
+        fix: "give the scenario's cables the box's port speeds (topology host_link / fabric_link rates), or export the config_db.json of the box the scenario describes".into(),
+    });
+}
