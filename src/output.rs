@@ -131,6 +131,9 @@ pub fn write_results(
         "sender_fct_ns",
         "ideal_fct_ns",
         "slowdown",
+        "entropy",
+        "path",
+        "uplinks",
         "status",
     ])?;
     let opt = |x: Option<f64>| x.map(|v| format!("{v:.3}")).unwrap_or_default();
@@ -149,6 +152,9 @@ pub fn write_results(
                 &opt(f.sender_fct_ns),
                 &format!("{:.3}", f.ideal_fct_ns),
                 &f.slowdown.map(|s| format!("{s:.6}")).unwrap_or_default(),
+                &f.entropy.to_string(),
+                &f.path,
+                &f.uplinks,
                 &f.status.to_string(),
             ])?;
         }

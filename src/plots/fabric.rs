@@ -1,6 +1,7 @@
 //! Fabric views: every switch port's utilisation over time as a heat map
 //! (`link_utilisation.png`, ports grouped by tier and switch), and the bytes each uplink
-//! carried (`ecmp_balance.png`), where ECMP's hash collisions show as tall and empty bars.
+//! carried against its own switch's other uplinks (`ecmp_balance.png`), where ECMP's hash
+//! collisions show as tall and empty bars and the traffic matrix does not.
 
 use super::chart::{Quantity, Scale, tick};
 use super::{Outcome, Run, VariantData, png, png_sized};
@@ -257,7 +258,10 @@ pub fn ecmp_balance(path: &Path, run: &Run) -> Result<Outcome> {
     png(path, |root| {
         let (top, body) = root.split_vertically(44);
         top.titled(
-            &format!("{}: bytes sent on each uplink (ECMP balance)", run.title),
+            &format!(
+                "{}: each uplink's bytes against its own switch's other uplinks (ECMP balance)",
+                run.title
+            ),
             ("sans-serif", 22),
         )
         .map_err(super::e)?;
@@ -270,43 +274,63 @@ pub fn ecmp_balance(path: &Path, run: &Run) -> Result<Outcome> {
     Ok(Outcome::Written)
 }
 
+/// Each uplink's bytes over the mean of its own switch's uplinks: a switch that sends more
+/// than another is the traffic matrix; uplinks of one switch that differ are the hash (or the
+/// load balancer). Switches whose uplinks carried nothing are left out.
 fn draw_balance(cell: &super::Area, d: &VariantData, ups: &[(String, String, u64)]) -> Result<()> {
-    let max = ups.iter().map(|u| u.2).max().unwrap_or(0).max(1) as f64;
-    let mean = ups.iter().map(|u| u.2 as f64).sum::<f64>() / ups.len().max(1) as f64;
-    let min = ups.iter().map(|u| u.2).min().unwrap_or(0) as f64;
-    let ys = Scale::for_max(Quantity::Bytes, max);
+    let mut bars: Vec<(String, f64)> = Vec::new();
+    let mut worst: Option<(f64, &str)> = None;
+    let mut switches = 0;
+    for group in ups.chunk_by(|a, b| a.0 == b.0) {
+        let mean = group.iter().map(|u| u.2 as f64).sum::<f64>() / group.len() as f64;
+        if mean <= 0.0 {
+            continue;
+        }
+        switches += 1;
+        let top = group.iter().map(|u| u.2).max().unwrap_or(0) as f64 / mean;
+        if worst.is_none_or(|(w, _)| top > w) {
+            worst = Some((top, &group[0].0));
+        }
+        bars.extend(
+            group
+                .iter()
+                .map(|u| (format!("{} {}", u.0, u.1), u.2 as f64 / mean)),
+        );
+    }
+    let max = bars.iter().map(|b| b.1).fold(1.0, f64::max);
+    let min = bars.iter().map(|b| b.1).fold(f64::INFINITY, f64::min);
     // Many uplinks: sorted, so the spread reads as a profile.
-    let sorted = ups.len() > 96;
-    let mut bars: Vec<(String, u64)> = ups.iter().map(|u| (format!("{} {}", u.0, u.1), u.2)).collect();
+    let sorted = bars.len() > 96;
     if sorted {
-        bars.sort_by_key(|b| std::cmp::Reverse(b.1));
+        bars.sort_by(|a, b| b.1.total_cmp(&a.1));
     }
     let caption = format!(
-        "{}: {} uplinks{}, max / mean = {:.2}, min / mean = {:.2}",
+        "{}: {} uplinks of {switches} switches{}; dashed: an even split. Busiest / its switch's mean = {:.2}{}, least = {:.2}",
         d.name(),
-        ups.len(),
-        if sorted { " (sorted by load)" } else { "" },
-        max / mean.max(1.0),
-        min / mean.max(1.0)
+        bars.len(),
+        if sorted { " (sorted)" } else { "" },
+        max,
+        worst.map(|(_, s)| format!(" ({s})")).unwrap_or_default(),
+        if min.is_finite() { min } else { 0.0 }
     );
     let mut chart = ChartBuilder::on(cell)
         .caption(caption, ("sans-serif", 16))
         .margin(10)
         .x_label_area_size(if sorted { 20 } else { 90 })
         .y_label_area_size(70)
-        .build_cartesian_2d(0.0..bars.len() as f64, 0.0..max / ys.div * 1.1)
+        .build_cartesian_2d(-0.5..bars.len().max(1) as f64 - 0.5, 0.0..max * 1.15)
         .map_err(super::e)?;
     let names: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
     let step = names.len().div_ceil(32).max(1);
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .y_desc(ys.label("sent"))
+        .y_desc("sent / switch's uplink mean")
         .y_label_formatter(&|v| tick(*v))
-        .x_labels(if sorted { 0 } else { names.len().min(40) })
+        .x_labels(if sorted { 0 } else { names.len().min(40) + 2 })
         .x_label_formatter(&|x| {
-            let i = x.floor() as usize;
-            if i % step == 0 {
+            let i = x.round() as usize;
+            if (x - x.round()).abs() < 1e-6 && i % step == 0 {
                 names.get(i).cloned().unwrap_or_default()
             } else {
                 String::new()
@@ -318,29 +342,19 @@ fn draw_balance(cell: &super::Area, d: &VariantData, ups: &[(String, String, u64
         .map_err(super::e)?;
     let c = d.color();
     chart
-        .draw_series(bars.iter().enumerate().map(|(i, b)| {
-            Rectangle::new(
-                [(i as f64 + 0.1, 0.0), (i as f64 + 0.9, b.1 as f64 / ys.div)],
-                c.filled(),
-            )
-        }))
+        .draw_series(
+            bars.iter()
+                .enumerate()
+                .map(|(i, b)| Rectangle::new([(i as f64 - 0.4, 0.0), (i as f64 + 0.4, b.1)], c.filled())),
+        )
         .map_err(super::e)?;
     chart
         .draw_series(DashedLineSeries::new(
-            vec![(0.0, mean / ys.div), (bars.len() as f64, mean / ys.div)],
+            vec![(-0.5, 1.0), (bars.len() as f64 - 0.5, 1.0)],
             8,
             5,
             BLACK.stroke_width(2),
         ))
-        .map_err(super::e)?
-        .label(format!("mean {}", ys.text(mean)))
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(2)));
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .label_font(("sans-serif", 13))
-        .draw()
         .map_err(super::e)?;
     Ok(())
 }

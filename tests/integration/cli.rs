@@ -110,7 +110,7 @@ fn run_writes_the_results_contract() {
     let flows = std::fs::read_to_string(out.join("flows.csv")).unwrap();
     assert_eq!(
         flows.lines().next().unwrap(),
-        "variant,flow_id,src,dst,size_bytes,start_ns,finish_ns,fct_ns,sender_finish_ns,sender_fct_ns,ideal_fct_ns,slowdown,status"
+        "variant,flow_id,src,dst,size_bytes,start_ns,finish_ns,fct_ns,sender_finish_ns,sender_fct_ns,ideal_fct_ns,slowdown,entropy,path,uplinks,status"
     );
     assert_eq!(flows.lines().count(), 1 + 12);
     let counters = std::fs::read_to_string(out.join("counters.csv")).unwrap();

@@ -21,6 +21,7 @@ mod hostile;
 mod hostile_cli;
 mod layers;
 mod mixed;
+mod paths;
 mod pfc;
 mod pfc_watchdog;
 mod plots;

@@ -124,7 +124,7 @@ fn csv_headers_are_stable() {
     };
     assert_eq!(
         first("flows.csv"),
-        "variant,flow_id,src,dst,size_bytes,start_ns,finish_ns,fct_ns,sender_finish_ns,sender_fct_ns,ideal_fct_ns,slowdown,status"
+        "variant,flow_id,src,dst,size_bytes,start_ns,finish_ns,fct_ns,sender_finish_ns,sender_fct_ns,ideal_fct_ns,slowdown,entropy,path,uplinks,status"
     );
     assert_eq!(first("counters.csv"), "variant,node,port,counter,value");
     assert_eq!(first("timeseries.csv"), "variant,time_ns,series,key,value");

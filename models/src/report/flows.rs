@@ -29,10 +29,36 @@ pub(super) fn flow_records(sim: &Sim) -> Vec<FlowRecord> {
                 sender_fct_ns: f.sender_done.map(|t| (t - start).as_ns_f64()),
                 ideal_fct_ns: ideal.as_ns_f64(),
                 slowdown: fct.map(|x| x / ideal.as_ns_f64().max(1e-3)),
+                entropy: f.entropy,
+                path: path(sim, i),
+                uplinks: uplinks(sim, i),
                 status,
             }
         })
         .collect()
+}
+
+/// Flow `i`'s first data packet's egress ports at the switches, `node:port` each.
+fn path(sim: &Sim, i: usize) -> String {
+    let net = &sim.net;
+    let hops: Vec<String> = sim
+        .paths
+        .path(i)
+        .iter()
+        .map(|&p| format!("{}:{}", net.names[net.port_node[p.idx()].idx()], net.port_name(p)))
+        .collect();
+    hops.join(" ")
+}
+
+/// Flow `i`'s data packets per egress port of its first switch, `port=count` each.
+fn uplinks(sim: &Sim, i: usize) -> String {
+    let hops: Vec<String> = sim
+        .paths
+        .uplinks(i)
+        .iter()
+        .map(|&(p, n)| format!("{}={n}", sim.net.port_name(p)))
+        .collect();
+    hops.join(" ")
 }
 
 /// How a flow ended: flows.csv's `status`, written as `completed` or `unfinished: <why>`.

@@ -31,6 +31,15 @@ pub struct FlowRecord {
     pub sender_fct_ns: Option<f64>,
     pub ideal_fct_ns: f64,
     pub slowdown: Option<f64>,
+    /// The UDP source port of its packets (ECMP's entropy), as the flow starts: a sprayed
+    /// flow moves it per packet.
+    pub entropy: u16,
+    /// The switch egress ports its first data packet took: `leaf0:to-spine1 spine1:to-leaf2
+    /// leaf2:to-h11` (empty for a flow inside one server, or never sent).
+    pub path: String,
+    /// Its data packets out of each egress port of its first switch, most first:
+    /// `to-spine0=120 to-spine1=118` (one port for a hashed flow; a sprayed flow's shares).
+    pub uplinks: String,
     /// `completed`, or `unfinished: <reason>`.
     pub status: FlowStatus,
 }

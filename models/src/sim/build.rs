@@ -36,6 +36,7 @@ impl<'a> Sim<'a> {
     pub fn new(scenario: &Scenario, variant: &'a Variant) -> Self {
         let streams = RngStreams::new(scenario.seed);
         let mut net = fabric(scenario, variant, &streams);
+        let paths = crate::telemetry::PathLog::new(&net, scenario.flows.len());
         let mtu = variant.nic.mtu.0 as u32;
         let mut flows = flows(scenario, variant, &streams);
         for s in 0..net.switch_node.len() {
@@ -153,6 +154,7 @@ impl<'a> Sim<'a> {
                 control_kind(variant),
             ),
             log: crate::telemetry::EventLog::new(telemetry.event_log),
+            paths,
             captures,
             mirrored,
             wred_rng: streams.stream("wred", 0),

@@ -150,6 +150,8 @@ pub struct Sim<'a> {
     pub flow_sampler: crate::telemetry::FlowSampler,
     /// Drops, trims and pause transitions.
     pub log: crate::telemetry::EventLog,
+    /// Each flow's path and first-switch egress shares, for flows.csv.
+    pub paths: crate::telemetry::PathLog,
     /// Mirrored ports (`[[capture]]`), and which ports have one.
     pub captures: Vec<crate::capture::Capture>,
     mirrored: Vec<bool>,

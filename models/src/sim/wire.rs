@@ -183,6 +183,7 @@ impl Sim<'_> {
                 if xoff && !self.wd.is_stormed(in_port, pkt.prio) {
                     self.xoff(in_port, pkt.prio);
                 }
+                self.paths.forwarded(in_port, out, &pkt);
                 self.start_tx(out);
             }
         }

@@ -9,10 +9,12 @@
 
 mod flows;
 mod log;
+mod paths;
 mod sampler;
 
 pub use flows::{Control, FlowSampler};
 pub use log::{EventLog, LOG_ROW_BYTES, LogRow, Trace};
+pub use paths::PathLog;
 pub use sampler::{PortSample, Sampler, Sparse, Totals};
 
 use sim_core::Duration;
