@@ -6,6 +6,7 @@ mod capture;
 mod capture_plain;
 mod cc;
 mod check;
+mod claims;
 mod cli;
 mod closed_form;
 mod collectives;
