@@ -1,0 +1,193 @@
+//! Claims of uec-incast, victim-flow, websearch-load.
+
+use super::*;
+
+#[test]
+fn uec_incast() {
+    let r = run("uec-incast", &[], 0);
+    // "The UET variants finish near the ideal 31 x 1 MB at 100 Gb/s = 2.54 ms [0.5 %; near:
+    // within 3 %]. RoCEv2 takes about 30 % longer [0.05]".
+    let ideal = 31.0 * ns(roce_wire(1e6, 4096.0), 100.0);
+    r.about("31 x 1 MB at 100 Gb/s = 2.54 ms", ideal, 2.54 * MS, 0.005);
+    for v in ["uec-nscc", "uec-rccc"] {
+        let last = r.num(v, "fct_ns.max");
+        r.check(
+            last >= 0.999 * ideal && last <= 1.03 * ideal,
+            &format!("{v}: finishes near the ideal"),
+            last,
+        );
+    }
+    let roce = r.num("roce-pfc-dcqcn", "fct_ns.max");
+    r.about(
+        "RoCEv2 takes about 30 % longer",
+        roce / r.num("uec-nscc", "fct_ns.max"),
+        1.3,
+        0.05 / 1.3,
+    );
+    // roce-pfc-dcqcn: "the switch pauses the senders (pfc_pause_frames), DCQCN slows them on
+    // CNPs"; "PFC holds the receiver's queue near 1.35 MB [median of its samples over 100 KB,
+    // 5 %], over 100 us of delay in DCQCN's loop ...; the port idles [under a tenth busy] for a
+    // few hundred microseconds [200 us or more] while the rates climb back".
+    let v = "roce-pfc-dcqcn";
+    r.check(
+        r.num(v, "pfc_pause_frames") > 0.0,
+        "RoCEv2: the switch pauses the senders",
+        0,
+    );
+    r.check(r.num(v, "cnps") > 0.0, "RoCEv2: DCQCN slows them on CNPs", 0);
+    let q = r.series(v, "queue_bytes", "sw0 to-h0");
+    let held = median(q.iter().filter(|x| x.1 > 100e3).map(|x| x.1).collect());
+    r.about("RoCEv2: PFC holds the queue near 1.35 MB", held, 1.35e6, 0.05);
+    r.check(
+        ns(held, 100.0) > 100.0 * US,
+        "RoCEv2: over 100 us of delay",
+        ns(held, 100.0),
+    );
+    let busy = r.series(v, "tx_utilisation", "sw0 to-h0");
+    let step = busy[1].0 - busy[0].0;
+    let (mut idle, mut longest) = (0.0, 0.0_f64);
+    for x in &busy {
+        idle = if x.1 < 0.1 { idle + step } else { 0.0 };
+        longest = longest.max(idle);
+    }
+    r.check(
+        longest >= 200.0 * US,
+        "RoCEv2: the port idles for a few hundred microseconds",
+        longest,
+    );
+    // uec-nscc: "the first windows overflow the queue, which trims (trims in the table); each
+    // trimmed header comes back as a NACK and the sender resends that one packet at once, with
+    // no timeout (rtos = 0 in summary.json)".
+    let v = "uec-nscc";
+    let trims = r.num(v, "trimmed");
+    r.check(trims > 0.0, "NSCC: the queue trims", trims);
+    r.exactly("NSCC: a NACK for each trim", r.num(v, "nacks"), trims);
+    r.exactly(
+        "NSCC: each trimmed packet resent",
+        r.num(v, "retransmitted_packets"),
+        trims,
+    );
+    r.exactly("NSCC: rtos = 0", r.num(v, "rtos"), 0.0);
+    // "The trim threshold sits above 31 MTU: NSCC's window never goes below one packet per
+    // sender" (the plotted flows' flow_window_bytes).
+    r.check(
+        150e3 > 31.0 * 4096.0,
+        "the trim threshold sits above 31 MTU",
+        150e3,
+    );
+    let windows: Vec<f64> = r
+        .csv(
+            "timeseries.csv",
+            &["variant", "time_ns", "series", "key", "value"],
+        )
+        .records()
+        .map(|x| x.unwrap())
+        .filter(|x| &x[0] == v && &x[2] == "flow_window_bytes")
+        .map(|x| x[4].parse().unwrap())
+        .collect();
+    r.check(!windows.is_empty(), "NSCC: windows in timeseries.csv", "none");
+    let least = min(windows.iter().copied());
+    r.check(least >= 4096.0, "NSCC: the window never below one packet", least);
+    // uec-rccc: "after one speculative window (its burst is what peak_queue_bytes of sw0's
+    // port to h0 shows, held at the trim threshold [150 KB, 10 %]), ... the queue at the
+    // receiver's port averages about 50 KB [20 %], well under a packet per sender [half of
+    // 31 x 4178 B] (queue_bytes in timeseries.csv; NSCC's sits near 125 KB [10 %])."
+    r.about(
+        "RCCC: the first window's burst, at the trim threshold",
+        r.counter("uec-rccc", "sw0", "to-h0", "peak_queue_bytes"),
+        150e3,
+        0.1,
+    );
+    let mean = |v: &str| -> f64 {
+        let q: Vec<f64> = r
+            .series(v, "queue_bytes", "sw0 to-h0")
+            .iter()
+            .filter(|x| x.0 >= 100.0 * US && x.0 <= r.num(v, "fct_ns.max"))
+            .map(|x| x.1)
+            .collect();
+        q.iter().sum::<f64>() / q.len() as f64
+    };
+    let rccc = mean("uec-rccc");
+    r.about("RCCC: the queue averages about 50 KB", rccc, 50e3, 0.2);
+    r.check(
+        rccc < 0.5 * 31.0 * (4096.0 + ROCE_OVERHEAD),
+        "RCCC: well under a packet per sender",
+        rccc,
+    );
+    r.about("NSCC: the queue sits near 125 KB", mean("uec-nscc"), 125e3, 0.1);
+}
+
+#[test]
+fn victim_flow() {
+    let r = run("victim-flow", &[], 0);
+    let victim = |v: &str| {
+        r.flows_of(v)
+            .into_iter()
+            .find(|f| f.src == "h3")
+            .unwrap()
+            .slowdown()
+    };
+    // pfc-only: "the right switch ... pauses the left switch's uplink on priority 3; ... the
+    // victim h3 -> h5 crawls ... a slowdown of about 3 [5 %]"; "pause_graph.png shows the
+    // right switch pausing the uplink and the left switch pausing the senders, h3 among them".
+    let v = "pfc-only";
+    r.about("PFC only: the victim's slowdown about 3", victim(v), 3.0, 0.05);
+    r.check(
+        r.counter(v, "right", "to-left", "tx_prio3_pause") > 0.0,
+        "PFC only: the right switch pauses the uplink",
+        0,
+    );
+    r.check(
+        r.counter(v, "left", "to-h3", "tx_prio3_pause") > 0.0,
+        "PFC only: the left switch pauses h3",
+        0,
+    );
+    // pfc-dcqcn: "the uplink is paused far less (under half the time), and the victim gets much
+    // of its rate back (a slowdown of about 1.6 [10 %])".
+    let paused = |v: &str| r.counter(v, "right", "to-left", "tx_prio3_pause_duration");
+    r.check(
+        paused("pfc-dcqcn") < 0.5 * paused("pfc-only"),
+        "DCQCN: the uplink paused under half the time",
+        format!("{} us against {} us", paused("pfc-dcqcn"), paused("pfc-only")),
+    );
+    r.about(
+        "DCQCN: the victim's slowdown about 1.6",
+        victim("pfc-dcqcn"),
+        1.6,
+        0.1,
+    );
+}
+
+#[test]
+fn websearch_load() {
+    let r = run("websearch-load", &[], 0);
+    // "small flows suffer queueing behind large ones (flows under 100 KB, which need
+    // microseconds, wait up to 5 to 10 times that [the slowest small flow at 5 to 11]), and
+    // the large ones [1 MB and more], which share links with each other, slow most (their
+    // median slowdown is the highest)".
+    for v in ["roce-pfc-dcqcn", "uec-reps-nscc"] {
+        let f = r.flows_of(v);
+        let class = |lo: f64, hi: f64| -> Vec<f64> {
+            f.iter()
+                .filter(|f| f.size >= lo && f.size < hi)
+                .map(|f| f.slowdown())
+                .collect()
+        };
+        let small = class(0.0, 100e3);
+        let worst = max(small.iter().copied());
+        r.check(
+            (5.0..=11.0).contains(&worst),
+            &format!("{v}: small flows wait up to 5 to 10 times their ideal"),
+            worst,
+        );
+        let large = median(class(1e6, f64::INFINITY));
+        for (lo, hi) in [(0.0, 10e3), (10e3, 100e3), (100e3, 1e6)] {
+            let m = median(class(lo, hi));
+            r.check(
+                large > m,
+                &format!("{v}: the large flows' median slowdown above flows of {lo}-{hi} B"),
+                format!("{large} against {m}"),
+            );
+        }
+    }
+}
