@@ -15,9 +15,33 @@ use std::process::ExitCode;
 /// `report.md`: a Markdown table users can paste, and a line naming the best per metric.
 pub fn markdown(title: &str, rows: &[Row]) -> String {
     let mut s = format!("# {title}\n\n");
+    let cell = |x: Option<f64>, digits: usize| x.map_or("-".to_string(), |v| format!("{v:.digits$}"));
+    // A run of collectives is judged by its jobs first, in nccl-tests' units.
+    if rows.iter().any(|r| !r.jobs.is_empty()) {
+        s += "## Collective jobs (as nccl-tests reports them)\n\n";
+        s += "| job | variant | op | algorithm | ranks | size (B) | time (us) | algbw (GB/s) | busbw (GB/s) |\n";
+        s += "|---|---|---|---|---|---|---|---|---|\n";
+        for r in rows {
+            for j in &r.jobs {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                    j.name,
+                    r.name,
+                    j.op,
+                    j.algorithm,
+                    j.ranks,
+                    j.size_bytes,
+                    cell(j.time_us, 2),
+                    cell(j.algbw_gbps.map(|g| g / 8.0), 2),
+                    cell(j.busbw_gbps.map(|g| g / 8.0), 2)
+                );
+            }
+        }
+        s += "\n## Flows\n\n";
+    }
     s += "| variant | flows completed | FCT p50 (us) | FCT p99 (us) | FCT max (us) | slowdown p50 | slowdown p99 | goodput (Gb/s) | drops | trims | PFC pauses | retransmits | timeouts |\n";
     s += "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-    let cell = |x: Option<f64>, digits: usize| x.map_or("-".to_string(), |v| format!("{v:.digits$}"));
     for r in rows {
         let _ = writeln!(
             s,
@@ -37,28 +61,6 @@ pub fn markdown(title: &str, rows: &[Row]) -> String {
             r.retransmitted,
             r.rtos
         );
-    }
-    if rows.iter().any(|r| !r.jobs.is_empty()) {
-        s += "\n## Collective jobs (nccl-tests' algbw and busbw)\n\n";
-        s += "| job | variant | op | algorithm | ranks | size (B) | time (us) | algbw (Gb/s) | busbw (Gb/s) |\n";
-        s += "|---|---|---|---|---|---|---|---|---|\n";
-        for r in rows {
-            for j in &r.jobs {
-                let _ = writeln!(
-                    s,
-                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                    j.name,
-                    r.name,
-                    j.op,
-                    j.algorithm,
-                    j.ranks,
-                    j.size_bytes,
-                    cell(j.time_us, 3),
-                    cell(j.algbw_gbps, 2),
-                    cell(j.busbw_gbps, 2)
-                );
-            }
-        }
     }
     if rows.iter().any(|r| !r.findings.is_empty()) {
         s += "\n## Configuration warnings\n\nSettings that will not do what they were written for (`sim check` prints them with their fix).\n\n";
@@ -82,10 +84,13 @@ pub fn markdown(title: &str, rows: &[Row]) -> String {
     // Only variants whose flows all completed compete: a run that left flows unfinished is
     // never "best" (its FCTs describe the flows that got through, its goodput is partial).
     let complete: Vec<&Row> = rows.iter().filter(|r| r.complete()).collect();
-    let best = |i: usize, lower: bool| {
-        complete
-            .iter()
-            .filter_map(|r| r.metric(i).map(|v| (v, &r.name)))
+    // The best of (value, name) pairs; a tie between every variant names none.
+    let pick = |vals: Vec<(f64, &str)>, lower: bool| {
+        let first = vals.first().map(|v| v.0);
+        if vals.len() > 1 && vals.iter().all(|v| Some(v.0) == first) {
+            return format!("a tie ({} in every variant)", first.unwrap_or(0.0));
+        }
+        vals.iter()
             .min_by(|a, b| {
                 if lower {
                     a.0.total_cmp(&b.0)
@@ -96,7 +101,27 @@ pub fn markdown(title: &str, rows: &[Row]) -> String {
             .map(|(_, name)| format!("**{name}**"))
             .unwrap_or_else(|| "none (no variant completed every flow)".into())
     };
+    let best = |i: usize, lower: bool| {
+        pick(
+            complete
+                .iter()
+                .filter_map(|r| r.metric(i).map(|v| (v, r.name.as_str())))
+                .collect(),
+            lower,
+        )
+    };
     if rows.len() > 1 {
+        let mut first_job = rows.iter().flat_map(|r| r.jobs.iter().map(|j| j.name.as_str()));
+        if let Some(job) = first_job.next() {
+            let busbw = complete
+                .iter()
+                .filter_map(|r| {
+                    let j = r.jobs.iter().find(|j| j.name == job)?;
+                    Some((j.busbw_gbps?, r.name.as_str()))
+                })
+                .collect();
+            let _ = write!(s, "\nHighest busbw ({job}): {}.", pick(busbw, false));
+        }
         let _ = write!(
             s,
             "\nLowest FCT p99: {}. Highest goodput: {}. Fewest drops: {}.\n",

@@ -43,6 +43,31 @@ pub fn short(name: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// Rows (the first the header) with each column as wide as its widest cell: the first
+/// left-aligned, numbers right-aligned.
+pub fn aligned(rows: &[Vec<String>]) -> Vec<String> {
+    let cols = rows.first().map_or(0, Vec::len);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    rows.iter()
+        .map(|r| {
+            r.iter()
+                .zip(&widths)
+                .enumerate()
+                .map(|(c, (cell, w))| {
+                    if c == 0 {
+                        format!("{cell:<w$}")
+                    } else {
+                        format!("{cell:>w$}")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("  ")
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -42,6 +42,66 @@ pub struct JobRow {
     pub busbw_gbps: Option<f64>,
 }
 
+/// One panel of `compare.png`: a label, a unit, each row's value, and whether values are
+/// counts (drawn without decimals).
+pub struct Panel {
+    pub label: String,
+    pub unit: &'static str,
+    pub values: Vec<Option<f64>>,
+    pub count: bool,
+}
+
+/// The panels `compare.png` draws, at most seven: a run of collectives leads with its jobs
+/// (the first job's time, then busbw of up to two jobs, as nccl-tests judges them), then
+/// the headline metrics of the flows.
+pub fn panels(rows: &[Row]) -> Vec<Panel> {
+    let mut out = Vec::new();
+    let jobs: Vec<String> = rows
+        .iter()
+        .flat_map(|r| r.jobs.iter().map(|j| j.name.clone()))
+        .fold(Vec::new(), |mut v, n| {
+            if !v.contains(&n) {
+                v.push(n);
+            }
+            v
+        });
+    let job = |r: &Row, name: &str| r.jobs.iter().find(|j| j.name == name).cloned();
+    if let Some(first) = jobs.first() {
+        out.push(Panel {
+            label: format!("{first}: time"),
+            unit: "us",
+            values: rows
+                .iter()
+                .map(|r| job(r, first).and_then(|j| j.time_us))
+                .collect(),
+            count: false,
+        });
+    }
+    for name in jobs.iter().take(2) {
+        out.push(Panel {
+            label: format!("{name}: busbw"),
+            unit: "GB/s",
+            values: rows
+                .iter()
+                .map(|r| job(r, name).and_then(|j| j.busbw_gbps.map(|b| b / 8.0)))
+                .collect(),
+            count: false,
+        });
+    }
+    for (i, (label, unit)) in METRICS.iter().enumerate() {
+        if out.len() == 7 {
+            break;
+        }
+        out.push(Panel {
+            label: label.to_string(),
+            unit,
+            values: rows.iter().map(|r| r.metric(i)).collect(),
+            count: i >= 3,
+        });
+    }
+    out
+}
+
 /// The metrics `compare.png` draws: label, unit, value.
 pub const METRICS: [(&str, &str); 7] = [
     ("FCT p50", "us"),

@@ -109,6 +109,7 @@ pub fn write_results(
     crate::timeseries::write(dir, &run)?;
     write_events(dir, reports, telemetry)?;
     crate::captures::write(dir, reports, telemetry)?;
+    crate::jobs::write(dir, reports, argv)?;
     crate::plots::all(dir, &run, opts.plots, opts.quiet, opts.jobs)?;
     crate::compare::write(
         dir,
@@ -288,93 +289,6 @@ pub fn human_ns(ns: impl Into<Option<f64>>) -> String {
     }
 }
 
-/// Rows (the first the header) with each column as wide as its widest cell: the first
-/// left-aligned, numbers right-aligned.
-fn aligned(rows: &[Vec<String>]) -> Vec<String> {
-    let cols = rows.first().map_or(0, Vec::len);
-    let widths: Vec<usize> = (0..cols)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    rows.iter()
-        .map(|r| {
-            r.iter()
-                .zip(&widths)
-                .enumerate()
-                .map(|(c, (cell, w))| {
-                    if c == 0 {
-                        format!("{cell:<w$}")
-                    } else {
-                        format!("{cell:>w$}")
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join("  ")
-        })
-        .collect()
-}
-
-/// The collective jobs, as nccl-tests prints them: time, algbw and busbw per variant.
-fn print_jobs(reports: &[VariantReport]) {
-    let header = [
-        "job",
-        "variant",
-        "op",
-        "algorithm",
-        "ranks",
-        "size",
-        "time",
-        "algbw",
-        "busbw",
-        "iterations",
-    ];
-    let mut table = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
-    for r in reports {
-        for j in &r.summary.jobs {
-            table.push(vec![
-                crate::console::short(&j.name).into_owned(),
-                crate::console::short(&r.summary.name).into_owned(),
-                j.op.to_string(),
-                j.algorithm.to_string(),
-                j.ranks.to_string(),
-                human_bytes(j.size_bytes),
-                human_ns(j.time_ns),
-                j.algbw_gbps.map_or("-".into(), human_gbps),
-                j.busbw_gbps.map_or("-".into(), human_gbps),
-                format!("{}/{}", j.iterations_completed, j.iteration_ns.len()),
-            ]);
-        }
-    }
-    if table.len() > 1 {
-        outln!();
-        for l in aligned(&table) {
-            outln!("{l}");
-        }
-    }
-}
-
-/// Bytes as the user likely wrote them: "8 B", "64 KiB", "1 GiB" when a power of 1024
-/// divides them, else "64 MB" in decimal units.
-fn human_bytes(b: u64) -> String {
-    let scaled = |base: f64, units: [&'static str; 5]| {
-        let (mut v, mut u) = (b as f64, 0);
-        while v >= base && u + 1 < units.len() {
-            v /= base;
-            u += 1;
-        }
-        (v, units[u])
-    };
-    let (v, unit) = scaled(1024.0, ["B", "KiB", "MiB", "GiB", "TiB"]);
-    if v.fract() == 0.0 {
-        return format!("{v:.0} {unit}");
-    }
-    let (v, unit) = scaled(1000.0, ["B", "KB", "MB", "GB", "TB"]);
-    if v.fract() == 0.0 {
-        format!("{v:.0} {unit}")
-    } else {
-        format!("{v:.1} {unit}")
-    }
-}
-
 pub fn print_table(scenario: &Scenario, reports: &[VariantReport]) {
     outln!(
         "{} (seed {}, {} hosts, {} flows)",
@@ -383,6 +297,8 @@ pub fn print_table(scenario: &Scenario, reports: &[VariantReport]) {
         scenario.topology.hosts.len(),
         scenario.flows.len()
     );
+    // A run of collectives is judged by its jobs first (nccl-tests' figures).
+    crate::jobs::print(reports);
     let header = [
         "variant",
         "completed",
@@ -417,7 +333,7 @@ pub fn print_table(scenario: &Scenario, reports: &[VariantReport]) {
         .collect();
     let mut table = vec![header.iter().map(|h| h.to_string()).collect()];
     table.extend(rows.iter().cloned());
-    let lines = aligned(&table);
+    let lines = crate::console::aligned(&table);
     outln!("{}", lines[0]);
     for (l, report) in lines[1..].iter().zip(reports) {
         let why = report
@@ -428,7 +344,17 @@ pub fn print_table(scenario: &Scenario, reports: &[VariantReport]) {
             .unwrap_or_default();
         outln!("{l}{why}");
     }
-    print_jobs(reports);
+    if let Some(n) = reports
+        .iter()
+        .map(|r| r.summary.nvlink_flows)
+        .max()
+        .filter(|&n| n > 0)
+    {
+        outln!(
+            "{n} of the {} flows are copies between GPUs of one server (NVLink): left out of the FCT and goodput columns (summary.json nvlink_fct_ns)",
+            scenario.flows.len()
+        );
+    }
     // What a user must not miss, beyond the table: deadlocks a run went on past, and storms.
     for r in reports {
         let s = &r.summary;

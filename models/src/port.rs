@@ -44,6 +44,14 @@ struct PrioDrops {
     /// Frames this port's ingress priority group dropped (`show priority-group drop
     /// counters`).
     pg_drops: [u64; PRIORITIES],
+    /// Data frames marked CE, and trimmed, on their way into this egress queue (SONiC's
+    /// `show queue wredcounters` EcnMarked/pkts, `show queue counters --trim`).
+    ecn_marked: [u64; PRIORITIES],
+    trimmed: [u64; PRIORITIES],
+    /// Frames (and bytes) sent toward this port that the cable lost (corrupted, or cut when
+    /// it went down), by priority, PFC frames in the last slot: what the sender's transmit
+    /// counters hold and this port never received.
+    wire_lost: [(u64, u64); PRIORITIES + 1],
 }
 
 impl PortCounters {
@@ -84,6 +92,46 @@ impl PortCounters {
 
     pub fn count_pg_drop(&mut self, p: usize) {
         self.drops_mut().pg_drops[p] += 1;
+    }
+
+    /// A data frame of priority `p` marked CE at this egress.
+    pub fn count_ecn(&mut self, p: usize) {
+        self.ecn_marked += 1;
+        self.drops_mut().ecn_marked[p & 7] += 1;
+    }
+
+    /// A data frame of priority `p` trimmed on its way into this egress.
+    pub fn count_trim(&mut self, p: usize) {
+        self.trimmed += 1;
+        self.drops_mut().trimmed[p & 7] += 1;
+    }
+
+    /// A frame sent toward this port was lost on the cable (corrupted or cut).
+    pub fn count_wire_loss(&mut self, pkt: &Packet) {
+        let slot = if pkt.kind == crate::packet::Kind::Pause {
+            PRIORITIES
+        } else {
+            pkt.prio as usize & 7
+        };
+        let l = &mut self.drops_mut().wire_lost[slot];
+        l.0 += 1;
+        l.1 += pkt.frame as u64;
+    }
+
+    /// Frames and bytes sent toward this port that the cable lost: at priority `p`, or PFC
+    /// frames for `p` = 8.
+    pub fn wire_lost(&self, p: usize) -> (u64, u64) {
+        self.drops().map_or((0, 0), |d| d.wire_lost[p])
+    }
+
+    /// Frames of priority `p` marked CE at this egress.
+    pub fn ecn_marks(&self, p: usize) -> u64 {
+        self.drops().map_or(0, |d| d.ecn_marked[p])
+    }
+
+    /// Frames of priority `p` trimmed on their way into this egress.
+    pub fn trims(&self, p: usize) -> u64 {
+        self.drops().map_or(0, |d| d.trimmed[p])
     }
 }
 

@@ -2,7 +2,7 @@
 //! variant in its run colour (`sim run` and `sim compare` both draw it).
 
 use super::{e, png, variant_color};
-use crate::metrics::{METRICS, Row};
+use crate::metrics::{Row, panels};
 use anyhow::Result;
 use plotters::prelude::*;
 use std::path::Path;
@@ -14,9 +14,9 @@ pub fn compare(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
         let (top, body) = root.split_vertically(50);
         top.titled(title, ("sans-serif", 26)).map_err(e)?;
         let cells = body.split_evenly((2, 4));
-        for (m, cell) in cells.iter().enumerate().take(METRICS.len()) {
-            let (label, unit) = METRICS[m];
-            let top = rows.iter().filter_map(|r| r.metric(m)).fold(0.0, f64::max);
+        for (p, cell) in panels(rows).iter().zip(cells.iter()) {
+            let (label, unit) = (&p.label, p.unit);
+            let top = p.values.iter().flatten().fold(0.0, |a: f64, &b| a.max(b));
             if top == 0.0 {
                 // Nothing to compare: say so instead of drawing an empty axis.
                 cell.draw(&Text::new(
@@ -43,8 +43,8 @@ pub fn compare(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
                 .label_style(("sans-serif", 12))
                 .draw()
                 .map_err(e)?;
-            for (i, r) in rows.iter().enumerate() {
-                let Some(v) = r.metric(m) else {
+            for (i, v) in p.values.iter().enumerate() {
+                let Some(v) = *v else {
                     chart
                         .draw_series(std::iter::once(Text::new(
                             "n/a".to_string(),
@@ -61,7 +61,7 @@ pub fn compare(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
                         c.filled(),
                     )))
                     .map_err(e)?;
-                let text = if m >= 3 {
+                let text = if p.count {
                     format!("{v:.0}")
                 } else {
                     format!("{v:.1}")

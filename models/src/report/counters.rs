@@ -1,11 +1,61 @@
 //! `counters.csv`'s rows: every port's and NIC's counters, named as `ethtool -S` and the RDMA
-//! hw_counters name them.
+//! hw_counters name them: `rx_packets`, `rx_bytes` (frames received whole, PFC frames
+//! included), `tx_packets`, `tx_bytes`; on a NIC's port, per priority that carried traffic,
+//! `rx_prio{p}_packets`, `rx_prio{p}_bytes`, `tx_prio{p}_packets`, `tx_prio{p}_bytes` (PFC
+//! frames apart, as mlx5 counts them); PFC's `rx/tx_prio{p}_pause` and `_pause_duration`.
 
 use super::CounterRow;
 use crate::network::Role;
 use crate::sim::Sim;
 use std::collections::HashSet;
 use std::sync::Arc;
+
+/// What port `q` received whole: frames and bytes in all (PFC frames included), and per
+/// priority (PFC frames apart). Derived, not counted per frame: what the peer sent, less what
+/// the cable lost on the way (corrupted or cut) and what is still on it.
+pub(super) struct Received {
+    pub packets: u64,
+    pub bytes: u64,
+    pub prio: [(u64, u64); 8],
+}
+
+pub(super) fn received(sim: &Sim, q: crate::ids::PortId) -> Received {
+    let net = &sim.net;
+    let mut r = Received {
+        packets: 0,
+        bytes: 0,
+        prio: [(0, 0); 8],
+    };
+    let p = net.peer[q.idx()];
+    if p == crate::ids::PortId::NONE {
+        return r;
+    }
+    let sender = &net.ports[p.idx()];
+    let lost = &net.ports[q.idx()].counters;
+    r.packets = sender.tx.packets;
+    r.bytes = sender.tx.bytes;
+    for prio in 0..8u8 {
+        let (l_p, l_b) = lost.wire_lost(prio as usize);
+        r.prio[prio as usize] = (
+            sender.tx_prio_packets(prio).saturating_sub(l_p),
+            sender.tx_prio_bytes(prio).saturating_sub(l_b),
+        );
+    }
+    for slot in 0..9 {
+        let (l_p, l_b) = lost.wire_lost(slot);
+        r.packets = r.packets.saturating_sub(l_p);
+        r.bytes = r.bytes.saturating_sub(l_b);
+    }
+    for pkt in net.links[p.idx()].in_flight(&net.pool) {
+        r.packets = r.packets.saturating_sub(1);
+        r.bytes = r.bytes.saturating_sub(pkt.frame as u64);
+        if pkt.kind != crate::packet::Kind::Pause {
+            let c = &mut r.prio[pkt.prio as usize & 7];
+            *c = (c.0.saturating_sub(1), c.1.saturating_sub(pkt.frame as u64));
+        }
+    }
+    r
+}
 
 pub(super) fn counters(sim: &Sim) -> Vec<CounterRow> {
     let net = &sim.net;
@@ -34,7 +84,10 @@ pub(super) fn counters(sim: &Sim) -> Vec<CounterRow> {
             let port = &net.ports[p.idx()];
             let c = &port.counters;
             let pname = net.port_name(p);
+            let rx = received(sim, p);
             for (counter, value) in [
+                ("rx_packets", rx.packets),
+                ("rx_bytes", rx.bytes),
                 ("tx_packets", port.tx.packets),
                 ("tx_bytes", port.tx.bytes),
                 ("peak_queue_bytes", port.tx.peak_queue_bytes),
@@ -45,6 +98,21 @@ pub(super) fn counters(sim: &Sim) -> Vec<CounterRow> {
                 ("drop_link_error", c.drops_link_error),
             ] {
                 push(name, &pname, counter, value);
+            }
+            // A NIC's traffic per priority (mlx5's per-priority counters), for the
+            // priorities that carried any.
+            if matches!(net.roles[n], Role::Host(_)) {
+                for prio in 0..8u8 {
+                    let (rx_p, rx_b) = rx.prio[prio as usize];
+                    let (tx_p, tx_b) = (port.tx_prio_packets(prio), port.tx_prio_bytes(prio));
+                    if rx_p + tx_p == 0 {
+                        continue;
+                    }
+                    push(name, &pname, &format!("rx_prio{prio}_packets"), rx_p);
+                    push(name, &pname, &format!("rx_prio{prio}_bytes"), rx_b);
+                    push(name, &pname, &format!("tx_prio{prio}_packets"), tx_p);
+                    push(name, &pname, &format!("tx_prio{prio}_bytes"), tx_b);
+                }
             }
             // PFC counters (mlx5 names) for lossless priorities and any that saw a pause.
             for prio in 0..8 {

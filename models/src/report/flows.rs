@@ -29,8 +29,13 @@ pub(super) fn flow_records(sim: &Sim) -> Vec<FlowRecord> {
                 sender_fct_ns: f.sender_done.map(|t| (t - start).as_ns_f64()),
                 ideal_fct_ns: ideal.as_ns_f64(),
                 slowdown: fct.map(|x| x / ideal.as_ns_f64().max(1e-3)),
+                nvlink: sim.is_local(i),
                 entropy: f.entropy,
-                path: path(sim, i),
+                path: if sim.is_local(i) {
+                    "nvlink".into()
+                } else {
+                    path(sim, i)
+                },
                 uplinks: uplinks(sim, i),
                 status,
             }

@@ -152,6 +152,10 @@ mod tests {
             sender_fct_ns: None,
             ideal_fct_ns: 1.0,
             slowdown: None,
+            nvlink: false,
+            entropy: 0,
+            path: String::new(),
+            uplinks: String::new(),
             status,
         }
     }

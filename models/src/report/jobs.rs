@@ -4,7 +4,7 @@
 //! reduce-scatter and all-to-all, 1 otherwise).
 
 use super::FlowRecord;
-use crate::workload::collective::JobSpec;
+use crate::workload::collective::{JobSpec, Op};
 use serde::Serialize;
 
 /// One entry of a variant's `jobs` in `summary.json`.
@@ -15,11 +15,24 @@ pub struct JobRecord {
     pub algorithm: &'static str,
     pub ranks: usize,
     pub size_bytes: u64,
+    /// nccl-tests' columns: elements of `type` (`size_bytes` / 4 for its default float),
+    /// the reduction (`sum`, or `none` for the operations that do not reduce) and the root
+    /// (-1: none).
+    pub count: u64,
+    #[serde(rename = "type")]
+    pub dtype: &'static str,
+    pub redop: &'static str,
+    pub root: i64,
     /// Mean time of one collective call over the iterations that completed: from when the
     /// call was issued (after its compute) to its last message's arrival. Null if none did.
     pub time_ns: Option<f64>,
     pub algbw_gbps: Option<f64>,
     pub busbw_gbps: Option<f64>,
+    /// The same in GB/s (10^9 bytes per second), as nccl-tests prints them.
+    #[serde(rename = "algbw_GBps")]
+    pub algbw_gbytes: Option<f64>,
+    #[serde(rename = "busbw_GBps")]
+    pub busbw_gbytes: Option<f64>,
     /// Each iteration's collective time (null from the first that did not complete).
     pub iteration_ns: Vec<Option<f64>>,
     /// Each iteration's step time: compute plus collective.
@@ -66,15 +79,23 @@ fn record(j: &JobSpec, flows: &[FlowRecord]) -> JobRecord {
     let done: Vec<f64> = iteration_ns.iter().flatten().copied().collect();
     let time_ns = (!done.is_empty()).then(|| done.iter().sum::<f64>() / done.len() as f64);
     let algbw = time_ns.map(|t| j.size_bytes as f64 * 8.0 / t);
+    let busbw = algbw.map(|a| a * j.op.bus_factor(j.ranks));
+    let reduces = matches!(j.op, Op::AllReduce | Op::ReduceScatter);
     JobRecord {
         name: j.name.clone(),
         op: j.op.name(),
         algorithm: j.algorithm.name(),
         ranks: j.ranks,
         size_bytes: j.size_bytes,
+        count: j.size_bytes / 4,
+        dtype: "float",
+        redop: if reduces { "sum" } else { "none" },
+        root: j.root.map_or(-1, |r| r as i64),
         time_ns,
         algbw_gbps: algbw,
-        busbw_gbps: algbw.map(|a| a * j.op.bus_factor(j.ranks)),
+        busbw_gbps: busbw,
+        algbw_gbytes: algbw.map(|a| a / 8.0),
+        busbw_gbytes: busbw.map(|b| b / 8.0),
         iteration_ns,
         step_ns,
         elapsed_ns: ended.then_some(released - j.start.as_ns_f64()),

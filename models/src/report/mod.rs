@@ -31,6 +31,9 @@ pub struct FlowRecord {
     pub sender_fct_ns: Option<f64>,
     pub ideal_fct_ns: f64,
     pub slowdown: Option<f64>,
+    /// Between two GPUs of one server: it took NVLink, not the network (left out of the
+    /// variant's FCT, slowdown and goodput figures).
+    pub nvlink: bool,
     /// The UDP source port of its packets (ECMP's entropy), as the flow starts: a sprayed
     /// flow moves it per packet.
     pub entropy: u16,
@@ -121,14 +124,22 @@ pub struct VariantSummary {
     /// Ids of the flows that did not complete (the first [`UNFINISHED_LISTED`]; flows.csv has
     /// every flow with the reason it did not finish).
     pub unfinished_flows: Vec<u32>,
-    /// Completion at the receiver (its last byte arrived).
+    /// Completion at the receiver (its last byte arrived), of the flows that crossed the
+    /// network (copies inside a server are in `nvlink_fct_ns`).
     pub fct_ns: Quantiles,
     /// Completion at the sender (its last ACK arrived).
     pub sender_fct_ns: Quantiles,
     pub slowdown: Slowdown,
-    /// Payload bytes delivered, over the span from the first flow start to the last
-    /// completion; null when no flow completed (no span to measure it over).
+    /// Payload bytes the network delivered, over the span from the first network flow's
+    /// start to the last one's completion; null when no flow completed (no span to measure
+    /// it over).
     pub goodput_gbps: Option<f64>,
+    /// Flows between GPUs of one server (NVLink copies), counted in `flows_total`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub nvlink_flows: usize,
+    /// Their completion times, apart from the network's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nvlink_fct_ns: Option<Quantiles>,
     pub drops: u64,
     /// Drops by reason (`lossy_buffer_full`, `headroom_exceeded`, `no_route`, `link_error`).
     pub drops_by_reason: std::collections::BTreeMap<&'static str, u64>,
@@ -260,6 +271,10 @@ pub struct VariantReport {
     pub sonic: Vec<SonicRow>,
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// Nearest-rank percentile of sorted data (`q` in 0..=1); None for no data.
 pub fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
     if sorted.is_empty() {
@@ -276,9 +291,19 @@ fn ns(t: sim_core::Time) -> f64 {
 impl VariantReport {
     pub fn new(sim: &Sim, wall_seconds: f64) -> Self {
         let flows = flows::flow_records(sim);
-        let mut fcts: Vec<f64> = flows.iter().filter_map(|f| f.fct_ns).collect();
-        let mut slow: Vec<f64> = flows.iter().filter_map(|f| f.slowdown).collect();
-        let mut sender: Vec<f64> = flows.iter().filter_map(|f| f.sender_fct_ns).collect();
+        let completed = flows.iter().filter(|f| f.fct_ns.is_some()).count();
+        // The network's flows; copies inside a server apart.
+        let net = || flows.iter().filter(|f| !f.nvlink);
+        let mut fcts: Vec<f64> = net().filter_map(|f| f.fct_ns).collect();
+        let mut slow: Vec<f64> = net().filter_map(|f| f.slowdown).collect();
+        let mut sender: Vec<f64> = net().filter_map(|f| f.sender_fct_ns).collect();
+        let nvlink_flows = flows.iter().filter(|f| f.nvlink).count();
+        let mut local: Vec<f64> = flows
+            .iter()
+            .filter(|f| f.nvlink)
+            .filter_map(|f| f.fct_ns)
+            .collect();
+        local.sort_by(f64::total_cmp);
         fcts.sort_by(f64::total_cmp);
         slow.sort_by(f64::total_cmp);
         sender.sort_by(f64::total_cmp);
@@ -294,7 +319,7 @@ impl VariantReport {
         let summary = VariantSummary {
             name: sim.variant.name.clone(),
             flows_total: flows.len(),
-            flows_completed: fcts.len(),
+            flows_completed: completed,
             unfinished_flows: flows
                 .iter()
                 .filter(|f| f.finish_ns.is_none())
@@ -308,6 +333,8 @@ impl VariantReport {
                 p99: percentile(&slow, 0.99),
             },
             goodput_gbps: (!fcts.is_empty()).then(|| goodput_gbps(sim)),
+            nvlink_flows,
+            nvlink_fct_ns: (nvlink_flows > 0).then(|| Quantiles::of(&local)),
             drops: t.dropped_packets,
             drops_by_reason: DropReason::ALL
                 .iter()
@@ -366,16 +393,19 @@ impl VariantReport {
 
 /// Payload delivered over the span from the first flow start to the last completion.
 fn goodput_gbps(sim: &Sim) -> f64 {
-    let delivered: u64 = sim.flows.iter().map(|f| f.received_bytes).sum();
-    let first_start = sim
-        .flows
-        .iter()
+    let net = || {
+        sim.flows
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !sim.is_local(*i))
+            .map(|(_, f)| f)
+    };
+    let delivered: u64 = net().map(|f| f.received_bytes).sum();
+    let first_start = net()
         .map(|f| f.started.unwrap_or(f.spec.start))
         .min()
         .unwrap_or_default();
-    let last = sim
-        .flows
-        .iter()
+    let last = net()
         .filter_map(|f| f.finish)
         .max()
         .unwrap_or(sim.totals.end_time)

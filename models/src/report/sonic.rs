@@ -4,7 +4,10 @@
 //!
 //! | command | column | counters |
 //! |---|---|---|
+//! | `show interfaces counters` | the interface | `RX_OK`, `RX_ERR` (FCS), `RX_DRP` (ingress PG drops), `TX_OK`, `TX_DRP` (egress queue drops); PFC frames apart, as SAI's interface counters keep MAC control frames out |
 //! | `show pfc counters` | `PFC0`..`PFC7` | `Rx`, `Tx` (PFC frames) |
+//! | `show queue wredcounters` | `UC0`..`UC7` | `WredDrp/pkts` (0: the model marks, it never WRED-drops), `EcnMarked/pkts` |
+//! | `show queue counters --trim` | `UC0`..`UC7` | `Trim/pkts` (frames trimmed on their way into the queue) |
 //! | `show queue counters` | `UC0`..`UC7` | `Counter/pkts`, `Counter/bytes`, `Drop/pkts`, `Drop/bytes` |
 //! | `show priority-group watermark shared` / `headroom` | `PG0`..`PG7` | `bytes` |
 //! | `show queue watermark unicast` | `UC0`..`UC7` | `bytes` |
@@ -98,6 +101,23 @@ pub(super) fn sonic_rows(sim: &Sim) -> Vec<SonicRow> {
             };
             let port = &net.ports[p.idx()];
             let c = &port.counters;
+            let pfc_rx: u64 = (0..8).map(|q| port.pause.frames(q)).sum();
+            let pfc_tx: u64 = (0..8).map(|q| port.xoff.frames(q)).sum();
+            let rx = super::counters::received(sim, p);
+            for (counter, v) in [
+                ("RX_OK", rx.packets.saturating_sub(pfc_rx)),
+                ("RX_ERR", c.drops_link_error),
+                ("RX_DRP", (0..8).map(|q| c.pg_drops(q)).sum()),
+                ("TX_OK", port.tx.packets.saturating_sub(pfc_tx)),
+                ("TX_DRP", (0..8).map(|q| c.queue_drops(q).0).sum()),
+            ] {
+                push(
+                    "show interfaces counters",
+                    interface.to_string(),
+                    counter,
+                    v.to_string(),
+                );
+            }
             for q in 0..8u8 {
                 let qi = q as usize;
                 push(
@@ -123,6 +143,21 @@ pub(super) fn sonic_rows(sim: &Sim) -> Vec<SonicRow> {
                 ] {
                     push("show queue counters", format!("UC{q}"), counter, v.to_string());
                 }
+            }
+            for q in 0..8u8 {
+                let qi = q as usize;
+                for (counter, v) in [
+                    ("WredDrp/pkts", "0".to_string()),
+                    ("EcnMarked/pkts", c.ecn_marks(qi).to_string()),
+                ] {
+                    push("show queue wredcounters", format!("UC{q}"), counter, v);
+                }
+                push(
+                    "show queue counters --trim",
+                    format!("UC{q}"),
+                    "Trim/pkts",
+                    c.trims(qi).to_string(),
+                );
             }
             for q in 0..8u8 {
                 let (shared, headroom) = if lossless.contains(q) {

@@ -301,6 +301,16 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
             }
         }
     }
+    // Each collective job writes `<job>-<variant>.nccl.json`.
+    for j in &jobs {
+        for v in &variants {
+            let file = format!("{}-{}.nccl.json", j.name, v.name);
+            if let Err(m) = names::file_name(&file, names::MAX_FILE_NAME) {
+                let e = FieldError::new("workload", format!("collective {:?}: its file {m}", j.name));
+                return Err(ctx.field(e, None));
+            }
+        }
+    }
     if let Some((i, f)) = base
         .telemetry
         .flows

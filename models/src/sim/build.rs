@@ -36,7 +36,13 @@ impl<'a> Sim<'a> {
     pub fn new(scenario: &Scenario, variant: &'a Variant) -> Self {
         let streams = RngStreams::new(scenario.seed);
         let mut net = fabric(scenario, variant, &streams);
-        let paths = crate::telemetry::PathLog::new(&net, scenario.flows.len());
+        let from_host = (0..net.ports.len())
+            .map(|p| {
+                let peer = net.peer[p];
+                peer != PortId::NONE && matches!(net.roles[net.port_node[peer.idx()].idx()], Role::Host(_))
+            })
+            .collect();
+        let paths = crate::telemetry::PathLog::new(from_host, scenario.flows.len());
         let mtu = variant.nic.mtu.0 as u32;
         let mut flows = flows(scenario, variant, &streams);
         for s in 0..net.switch_node.len() {

@@ -345,6 +345,15 @@ impl Sim<'_> {
         self.queue.push(at, ev);
     }
 
+    /// True when flow `f` runs between two GPUs of one server (NVLink, not the fabric).
+    pub fn is_local(&self, f: usize) -> bool {
+        let Some((server, _)) = self.servers.as_ref() else {
+            return false;
+        };
+        let s = &self.flows[f].spec;
+        server[s.src.idx()] == server[s.dst.idx()]
+    }
+
     /// NVLink's time for flow `f` when it runs between two GPUs of one server, else None.
     fn local_time(&self, f: FlowId) -> Option<Duration> {
         let (server, nvlink) = self.servers.as_ref()?;

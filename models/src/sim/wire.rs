@@ -94,6 +94,7 @@ impl Sim<'_> {
         let loss = self.net.links[p.idx()].loss_of(pkt.frame);
         if loss > 0.0 && self.loss_rng.random_bool(loss) {
             self.net.ports[q.idx()].counters.drops_link_error += 1;
+            self.net.ports[q.idx()].counters.count_wire_loss(&pkt);
             self.drop(pkt, DropReason::LinkError, q);
             return;
         }
@@ -204,7 +205,9 @@ impl Sim<'_> {
                 self.net.port_up[q.idx()] = up;
                 if !up {
                     for end in [p, q] {
+                        let to = self.net.peer[end.idx()];
                         for pkt in self.net.links[end.idx()].cut(&mut self.net.pool) {
+                            self.net.ports[to.idx()].counters.count_wire_loss(&pkt);
                             self.drop(pkt, DropReason::LinkDown, end);
                         }
                     }

@@ -68,7 +68,7 @@ impl EcnConfig {
         let prob = self.probability(port.queued_bytes(pkt.prio));
         if prob > 0.0 && (prob >= 1.0 || rng.random_bool(prob)) {
             pkt.flags |= flags::CE;
-            port.counters.ecn_marked += 1;
+            port.counters.count_ecn(pkt.prio as usize);
             return true;
         }
         false

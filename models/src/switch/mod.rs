@@ -220,9 +220,9 @@ impl Switch {
             }
         }
         // Cut to the headers and try again at the trim priority.
-        let before = pkt.frame;
+        let (before, queue) = (pkt.frame, pkt.prio);
         t.trim(pkt, self.edge_host[outl] == pkt.dst);
-        ports[outl].counters.trimmed += 1;
+        ports[outl].counters.count_trim(queue as usize);
         let cut = before.saturating_sub(pkt.frame) as u32;
         let out = PortId(self.first + outl as u32);
         (
@@ -253,7 +253,7 @@ impl Switch {
         h.charge = self.mmu.admit(inl, outl, h.prio, h.frame).ok()?;
         ports[outl].pop_tail(pool, prio);
         self.mmu.release(inl, outl, last.prio, last.frame, last.charge);
-        ports[outl].counters.trimmed += 1;
+        ports[outl].counters.count_trim(prio as usize);
         ports[outl].enqueue(pool, h);
         let out = PortId(self.first + outl as u32);
         Some((out, h, last.frame.saturating_sub(h.frame) as u32))

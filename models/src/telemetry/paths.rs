@@ -8,7 +8,6 @@
 //! lookup at each switch and a short scan at its first.
 
 use crate::ids::{FlowId, PortId};
-use crate::network::{Network, Role};
 use crate::packet::{Kind, Packet, flags};
 
 /// Paths, per flow.
@@ -23,13 +22,9 @@ pub struct PathLog {
 }
 
 impl PathLog {
-    pub fn new(net: &Network, flows: usize) -> PathLog {
-        let from_host = (0..net.ports.len())
-            .map(|p| {
-                let peer = net.peer[p];
-                peer != PortId::NONE && matches!(net.roles[net.port_node[peer.idx()].idx()], Role::Host(_))
-            })
-            .collect();
+    /// A log for `flows` flows on a fabric whose ports are `from_host[p]` when their peer is
+    /// a host.
+    pub fn new(from_host: Vec<bool>, flows: usize) -> PathLog {
         PathLog {
             from_host,
             first: vec![Vec::new(); flows],

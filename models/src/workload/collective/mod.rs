@@ -157,6 +157,8 @@ pub struct JobSpec {
     pub algorithm: Algorithm,
     pub ranks: usize,
     pub size_bytes: u64,
+    /// A broadcast's root (its index among the ranks); None for the other operations.
+    pub root: Option<usize>,
     pub compute: Duration,
     pub start: Time,
     /// Scenario flow indices of each iteration.
@@ -299,6 +301,7 @@ pub fn expand(plan: &Plan, name: String) -> (Vec<FlowSpec>, JobSpec) {
         algorithm: plan.algorithm,
         ranks: plan.ranks.len(),
         size_bytes: plan.size,
+        root: (plan.op == Op::Broadcast).then_some(plan.root),
         compute: plan.compute,
         start: plan.start,
         iterations,
