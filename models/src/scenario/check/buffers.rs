@@ -6,33 +6,13 @@
 //! the PFC threshold, or PFC acts before the congestion control can); a queue's limit is the
 //! dynamic threshold's steady state with one active queue (Choudhury and Hahne, ToN 1998).
 
-use super::{Finding, Level, Scope};
+use super::{Fabric, Finding, Level, Scope};
 use crate::cc::CcConfig;
 use crate::pfc::PfcConfig;
 use crate::prio::PrioMask;
 use crate::scenario::Variant;
-use crate::topology::{NodeKind, Topology};
+use crate::topology::Topology;
 use sim_core::{BitRate, Duration};
-
-/// Each switch's cables, as (rate, propagation delay, length in metres) in port order, for
-/// switch numbers in topology order.
-fn cables(topo: &Topology, switch: usize) -> Vec<(BitRate, Duration)> {
-    let Some(node) = topo
-        .nodes
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| n.kind == NodeKind::Switch)
-        .nth(switch)
-        .map(|(i, _)| i)
-    else {
-        return Vec::new();
-    };
-    topo.links
-        .iter()
-        .filter(|l| l.a.idx() == node || l.b.idx() == node)
-        .map(|l| (l.rate, l.delay))
-        .collect()
-}
 
 /// Metres of cable a propagation delay stands for (5 ns per metre).
 fn metres(d: Duration) -> f64 {
@@ -44,8 +24,15 @@ fn reacts_to_ecn(cc: &CcConfig) -> bool {
     matches!(cc, CcConfig::Dcqcn(_) | CcConfig::Dctcp(_)) || cc.nscc().is_some()
 }
 
-pub fn check(topo: &Topology, used: &PrioMask, v: &Variant, s: &Scope, out: &mut Vec<Finding>) {
-    headroom(topo, v, s, out);
+pub fn check(
+    topo: &Topology,
+    fabric: &Fabric,
+    used: &PrioMask,
+    v: &Variant,
+    s: &Scope,
+    out: &mut Vec<Finding>,
+) {
+    headroom(topo, fabric, v, s, out);
     ecn(topo, used, v, s, out);
 }
 
@@ -60,7 +47,7 @@ struct Short {
 }
 
 /// Lossless ports whose headroom is short of what their cable delivers after XOFF.
-fn headroom(topo: &Topology, v: &Variant, s: &Scope, out: &mut Vec<Finding>) {
+fn headroom(topo: &Topology, fabric: &Fabric, v: &Variant, s: &Scope, out: &mut Vec<Finding>) {
     if s.pfc.priorities.is_empty() {
         return;
     }
@@ -72,11 +59,17 @@ fn headroom(topo: &Topology, v: &Variant, s: &Scope, out: &mut Vec<Finding>) {
         let Some(layout) = v.resolved.buffers.get(sw) else {
             continue;
         };
-        for (i, (rate, cable)) in cables(topo, sw).into_iter().enumerate() {
-            total += 1;
-            if layout.headroom_adequate.get(i).copied().unwrap_or(true) {
+        total += layout.headroom_adequate.len();
+        for (i, _) in layout
+            .headroom_adequate
+            .iter()
+            .enumerate()
+            .filter(|(_, ok)| !**ok)
+        {
+            let Some(l) = fabric.cables[sw].get(i).map(|&l| &topo.links[l as usize]) else {
                 continue;
-            }
+            };
+            let (rate, cable) = (l.rate, l.delay);
             let needed = PfcConfig::headroom_needed(
                 rate,
                 cable + s.switch.latency,

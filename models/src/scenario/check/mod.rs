@@ -239,6 +239,38 @@ fn scopes<'a>(v: &'a crate::scenario::Variant, switches: usize) -> Vec<Scope<'a>
     out
 }
 
+/// The fabric's switches and their cables, laid out once for every check: switch number s
+/// is node `switch_node[s]`; its cables, in port order, are `topo.links[cables[s][i]]`.
+pub(crate) struct Fabric {
+    pub switch_node: Vec<usize>,
+    pub cables: Vec<Vec<u32>>,
+}
+
+impl Fabric {
+    fn of(topo: &crate::topology::Topology) -> Fabric {
+        let switch_node: Vec<usize> = topo
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.kind == crate::topology::NodeKind::Switch)
+            .map(|(i, _)| i)
+            .collect();
+        let mut number = vec![usize::MAX; topo.nodes.len()];
+        for (s, &n) in switch_node.iter().enumerate() {
+            number[n] = s;
+        }
+        let mut cables = vec![Vec::new(); switch_node.len()];
+        for (i, l) in topo.links.iter().enumerate() {
+            for end in [l.a.idx(), l.b.idx()] {
+                if let Some(c) = cables.get_mut(number[end]) {
+                    c.push(i as u32);
+                }
+            }
+        }
+        Fabric { switch_node, cables }
+    }
+}
+
 /// Everything the check finds in variant `v` of a scenario with `topo` and `flows`, in a
 /// stable order, silenced ids left out.
 pub fn variant(
@@ -247,18 +279,14 @@ pub fn variant(
     v: &crate::scenario::Variant,
     silence: &[String],
 ) -> Vec<Finding> {
-    let switches = topo
-        .nodes
-        .iter()
-        .filter(|n| n.kind == crate::topology::NodeKind::Switch)
-        .count();
-    let scopes = scopes(v, switches);
+    let fabric = Fabric::of(topo);
+    let scopes = scopes(v, fabric.switch_node.len());
     let mut out = Vec::new();
     let used = qos::data_priorities(topo, flows);
     for s in &scopes {
         qos::check(topo, &used, v, s, &mut out);
-        buffers::check(topo, &used, v, s, &mut out);
-        ports::check(topo, s, &mut out);
+        buffers::check(topo, &fabric, &used, v, s, &mut out);
+        ports::check(topo, &fabric, s, &mut out);
     }
     qos::check_ecn_marking(v, &scopes, &mut out);
     out.retain(|f| !silence.iter().any(|s| s == f.id));

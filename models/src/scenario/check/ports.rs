@@ -6,26 +6,16 @@
 //! box from its first port). A cable that finds none is a mismatch: the file describes a
 //! different box, or the scenario a different cabling.
 
-use super::{Finding, Level, Scope};
-use crate::topology::{NodeKind, Topology};
+use super::{Fabric, Finding, Level, Scope};
+use crate::topology::Topology;
 
-/// The cables of switch number `switch` (topology order), as (peer name, rate in Mb/s) in
-/// port order.
-fn cables(topo: &Topology, switch: usize) -> Vec<(String, u64)> {
-    let Some(node) = topo
-        .nodes
+/// The cables of switch number `switch`, as (peer name, rate in Mb/s) in port order.
+fn cables(topo: &Topology, fabric: &Fabric, switch: usize) -> Vec<(String, u64)> {
+    let node = fabric.switch_node[switch];
+    fabric.cables[switch]
         .iter()
-        .enumerate()
-        .filter(|(_, n)| n.kind == NodeKind::Switch)
-        .nth(switch)
-        .map(|(i, _)| i)
-    else {
-        return Vec::new();
-    };
-    topo.links
-        .iter()
-        .filter(|l| l.a.idx() == node || l.b.idx() == node)
-        .map(|l| {
+        .map(|&i| {
+            let l = &topo.links[i as usize];
             let peer = if l.a.idx() == node { l.b } else { l.a };
             (topo.node_name(peer).to_string(), l.rate.0 / 1_000_000)
         })
@@ -48,7 +38,7 @@ fn speeds(mbps: impl Iterator<Item = Option<u64>>) -> String {
         .join(", ")
 }
 
-pub fn check(topo: &Topology, s: &Scope, out: &mut Vec<Finding>) {
+pub fn check(topo: &Topology, fabric: &Fabric, s: &Scope, out: &mut Vec<Finding>) {
     let Some(info) = s.sonic else { return };
     for w in &info.imported.warnings {
         let (key, what) = w.split_once(": ").unwrap_or(("(file)", w.as_str()));
@@ -68,15 +58,10 @@ pub fn check(topo: &Topology, s: &Scope, out: &mut Vec<Finding>) {
     let mut missing = Vec::new();
     let mut cables_mbps = Vec::new();
     for &sw in &s.switches {
-        let c = cables(topo, sw);
+        let c = cables(topo, fabric, sw);
         let rates: Vec<u64> = c.iter().map(|(_, m)| *m).collect();
         let taken = info.imported.ports_for(&rates);
-        let name = topo
-            .nodes
-            .iter()
-            .filter(|n| n.kind == NodeKind::Switch)
-            .nth(sw)
-            .map_or("?", |n| n.name.as_str());
+        let name = topo.nodes[fabric.switch_node[sw]].name.as_str();
         for ((peer, mbps), port) in c.iter().zip(taken) {
             if port.is_none() {
                 missing.push(format!("{name}'s cable to {peer} ({}G)", *mbps as f64 / 1000.0));
