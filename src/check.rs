@@ -4,7 +4,7 @@
 use crate::exit;
 use anyhow::Result;
 use clap::Args;
-use models::check::{Finding, Level};
+use models::check::Level;
 use models::{Overrides, Scenario};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -58,15 +58,12 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode> {
 /// for (warnings in full, notes in one line each unless `notes` is false). Returns how many
 /// distinct warnings and notes there were.
 pub fn print(scenario: &Scenario, notes: bool) -> (usize, usize) {
-    let mut seen: Vec<(&Finding, Vec<&str>)> = Vec::new();
-    for v in &scenario.variants {
-        for f in &v.findings {
-            match seen.iter_mut().find(|(g, _)| *g == f) {
-                Some((_, names)) => names.push(&v.name),
-                None => seen.push((f, vec![&v.name])),
-            }
-        }
-    }
+    let mut seen = by_variant(
+        scenario
+            .variants
+            .iter()
+            .flat_map(|v| v.findings.iter().map(move |f| (f, v.name.as_str()))),
+    );
     seen.sort_by(|a, b| a.0.cmp(b.0));
     let all = scenario.variants.len();
     let mut counts = (0, 0);
@@ -101,4 +98,18 @@ pub fn print(scenario: &Scenario, notes: bool) -> (usize, usize) {
         }
     }
     counts
+}
+
+/// Each distinct finding once, in first-seen order, with the variants that have it.
+pub fn by_variant<'a, T: PartialEq>(
+    items: impl IntoIterator<Item = (&'a T, &'a str)>,
+) -> Vec<(&'a T, Vec<&'a str>)> {
+    let mut out: Vec<(&T, Vec<&str>)> = Vec::new();
+    for (f, name) in items {
+        match out.iter_mut().find(|(g, _)| *g == f) {
+            Some((_, names)) => names.push(name),
+            None => out.push((f, vec![name])),
+        }
+    }
+    out
 }

@@ -64,15 +64,10 @@ pub fn markdown(title: &str, rows: &[Row]) -> String {
     }
     if rows.iter().any(|r| !r.findings.is_empty()) {
         s += "\n## Configuration warnings\n\nSettings that will not do what they were written for (`sim check` prints them with their fix).\n\n";
-        let mut said: Vec<(&[String; 4], Vec<&str>)> = Vec::new();
-        for r in rows {
-            for f in &r.findings {
-                match said.iter_mut().find(|(g, _)| *g == f) {
-                    Some((_, names)) => names.push(&r.name),
-                    None => said.push((f, vec![&r.name])),
-                }
-            }
-        }
+        let said = crate::check::by_variant(
+            rows.iter()
+                .flat_map(|r| r.findings.iter().map(move |f| (f, r.name.as_str()))),
+        );
         for ([id, at, problem, fix], names) in said {
             let _ = writeln!(
                 s,

@@ -167,6 +167,23 @@ impl Run {
         r
     }
 
+    /// `sonic_counters.csv`, its header checked.
+    fn sonic_counters(&self) -> csv::Reader<std::fs::File> {
+        self.csv(
+            "sonic_counters.csv",
+            &[
+                "variant",
+                "switch",
+                "interface",
+                "port",
+                "command",
+                "column",
+                "counter",
+                "value",
+            ],
+        )
+    }
+
     fn counters(&self) -> &HashMap<CounterKey, f64> {
         self.counters.get_or_init(|| {
             let mut r = self.csv("counters.csv", &["variant", "node", "port", "counter", "value"]);

@@ -184,19 +184,7 @@ fn pfc_watchdog() {
         );
     }
     // alert: "with the storm counted (`show pfcwd stats` in sonic_counters.csv)".
-    let mut sc = r.csv(
-        "sonic_counters.csv",
-        &[
-            "variant",
-            "switch",
-            "interface",
-            "port",
-            "command",
-            "column",
-            "counter",
-            "value",
-        ],
-    );
+    let mut sc = r.sonic_counters();
     let detected: Vec<(String, f64)> = sc
         .records()
         .map(|x| x.unwrap())

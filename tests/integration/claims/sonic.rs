@@ -155,19 +155,7 @@ fn sonic_mixed() {
     // "sonic_counters.csv holds every switch's counters as SONiC's show commands print them
     // (`show pfc counters`, `show queue counters`, PG and queue watermarks; `show pfcwd stats`
     // for the queues the watchdog watched)".
-    let mut sc = r.csv(
-        "sonic_counters.csv",
-        &[
-            "variant",
-            "switch",
-            "interface",
-            "port",
-            "command",
-            "column",
-            "counter",
-            "value",
-        ],
-    );
+    let mut sc = r.sonic_counters();
     let rows: Vec<(String, String)> = sc
         .records()
         .map(|x| x.unwrap())
