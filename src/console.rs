@@ -43,6 +43,11 @@ pub fn short(name: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// `n` and its noun, singular for one: "1 PFC storm", "3 PFC storms".
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Rows (the first the header) with each column as wide as its widest cell: the first
 /// left-aligned, numbers right-aligned.
 pub fn aligned(rows: &[Vec<String>]) -> Vec<String> {

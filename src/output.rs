@@ -370,10 +370,12 @@ pub fn print_table(scenario: &Scenario, reports: &[VariantReport]) {
         }
         if let Some(first) = s.pfc_storm_list.first() {
             outln!(
-                "{}: {} PFC storms (XOFF held longer than pfc.watchdog), the first at {} started by {}",
+                "{}: {} (a queue held paused for pfc.watchdog or longer), the first on {} at {} for {}, started by {}",
                 crate::console::short(&s.name),
-                s.pfc_storms,
+                crate::console::count(s.pfc_storms, "PFC storm", "PFC storms"),
                 first.port,
+                human_ns(first.start_ns),
+                human_ns(first.duration_ns),
                 first.started_by
             );
         }

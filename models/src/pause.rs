@@ -31,8 +31,19 @@ struct PauseTimers {
     frames: [u64; 8],
     /// Total time paused, per priority.
     duration: [Duration; 8],
-    /// Pause intervals longer than the watchdog.
+    /// Pause intervals as long as the watchdog or longer: PFC storms.
     storms: u64,
+}
+
+/// A PFC storm, as SONiC's PFC watchdog defines one (its detection time, `pfc.watchdog`): a
+/// lossless queue held paused without a break, every refresh arriving before the last pause
+/// ran out and no XON, for the detection time or longer. Counted once per unbroken pause at
+/// the paused egress, so the summary, `pfc_storm_detected` and `show pfcwd stats` agree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Held {
+    pub prio: u8,
+    pub start: Time,
+    pub end: Time,
 }
 
 impl PauseTimers {
@@ -46,14 +57,19 @@ impl PauseTimers {
         storms: 0,
     };
 
-    fn close(&mut self, p: usize, end: Time, watchdog: Duration) {
-        if let Some(start) = self.open[p].take() {
-            let d = end.saturating_since(start);
-            self.duration[p] += d;
-            if d > watchdog {
-                self.storms += 1;
+    /// Close the pause interval on `p` at `end`: the storm it was, if it lasted the watchdog.
+    fn close(&mut self, p: usize, end: Time, watchdog: Duration) -> Option<Held> {
+        let start = self.open[p].take()?;
+        let d = end.saturating_since(start);
+        self.duration[p] += d;
+        (d >= watchdog).then(|| {
+            self.storms += 1;
+            Held {
+                prio: p as u8,
+                start,
+                end: end.max(start),
             }
-        }
+        })
     }
 }
 
@@ -96,7 +112,7 @@ impl PauseState {
         self.t().duration[p]
     }
 
-    /// Pause intervals longer than the watchdog.
+    /// Pause intervals as long as the watchdog or longer ([`Held`]).
     pub fn storms(&self) -> u64 {
         self.t().storms
     }
@@ -107,7 +123,8 @@ impl PauseState {
     }
 
     /// A PFC frame for `prio` with `quanta` arrived. Returns when the pause ends, so the
-    /// caller can restart the port then.
+    /// caller can restart the port then, and the storm the frame ended, if any (an XON, or a
+    /// new pause after the last one ran out).
     pub fn on_frame(
         &mut self,
         now: Time,
@@ -116,27 +133,27 @@ impl PauseState {
         rate: BitRate,
         response: Duration,
         watchdog: Duration,
-    ) -> Time {
+    ) -> (Time, Option<Held>) {
         let p = prio as usize;
         self.t_mut().frames[p] += 1;
         let start = now + response;
         if quanta == 0 {
             // XON: resume now (a port resumes as soon as it parses the frame).
-            self.lift(prio, now, watchdog);
-            return now;
+            return (now, self.lift(prio, now, watchdog));
         }
         let end = start + PfcConfig::pause_time(rate, quanta);
         let t = self.t_mut();
         let continuing = t.open[p].is_some() && t.until[p] >= start;
+        let mut storm = None;
         if !continuing {
             let until = t.until[p];
-            t.close(p, until, watchdog);
+            storm = t.close(p, until, watchdog);
             t.open[p] = Some(start);
             t.from[p] = start;
         }
         t.until[p] = end;
         self.armed.insert(prio);
-        end
+        (end, storm)
     }
 
     /// When the continuous pause on `p` in force (or about to be: frames act after the
@@ -152,12 +169,14 @@ impl PauseState {
     }
 
     /// Lift the pause on `p` now, as an XON would (a PFC watchdog disabling PFC on it).
-    pub fn lift(&mut self, p: u8, now: Time, watchdog: Duration) {
+    /// Returns the storm it ended, if any.
+    pub fn lift(&mut self, p: u8, now: Time, watchdog: Duration) -> Option<Held> {
         let i = p as usize;
         let t = self.t_mut();
-        t.close(i, now.max(t.from[i]).min(t.until[i]), watchdog);
+        let storm = t.close(i, now.max(t.from[i]).min(t.until[i]), watchdog);
         t.until[i] = now;
         self.armed.remove(p);
+        storm
     }
 
     /// Whether the timers were never allocated (no PFC frame arrived).
@@ -166,14 +185,18 @@ impl PauseState {
         self.t.is_none()
     }
 
-    /// Close every open interval at `now` (end of run) for the counters.
-    pub fn finish(&mut self, now: Time, watchdog: Duration) {
-        if let Some(t) = self.t.as_deref_mut() {
-            for p in 0..8 {
+    /// Close every open interval at `now` (end of run) for the counters. Returns the storms
+    /// among them.
+    pub fn finish(&mut self, now: Time, watchdog: Duration) -> Vec<Held> {
+        let Some(t) = self.t.as_deref_mut() else {
+            return Vec::new();
+        };
+        (0..8)
+            .filter_map(|p| {
                 let end = t.until[p].min(now);
-                t.close(p, end, watchdog);
-            }
-        }
+                t.close(p, end, watchdog)
+            })
+            .collect()
     }
 }
 
@@ -200,7 +223,8 @@ struct XoffTimers {
     frames: [u64; 8],
     /// Total time in XOFF, per priority.
     duration: [Duration; 8],
-    /// XOFF periods longer than the watchdog (`tx_pause_storm_warning_events`).
+    /// XOFF periods as long as the watchdog or longer (`tx_pause_storm_warning_events`): the
+    /// pausing side of a [`Held`] storm.
     storms: u64,
     /// Per priority, the port whose XOFF started the chain of pauses this one belongs to:
     /// itself when its own buffer filled, else the origin of the pause that stalled the
@@ -263,7 +287,7 @@ impl XoffState {
         self.t().duration[p]
     }
 
-    /// XOFF periods longer than the watchdog.
+    /// XOFF periods as long as the watchdog or longer (the pausing side of a storm).
     pub fn storms(&self) -> u64 {
         self.t().storms
     }
@@ -277,31 +301,23 @@ impl XoffState {
         self.t_mut().origin[p] = origin;
     }
 
-    /// Leave XOFF on `p`. Returns the period's start when it lasted longer than the
-    /// watchdog (a storm).
-    pub fn leave(&mut self, now: Time, p: u8, watchdog: Duration) -> Option<Time> {
+    /// Leave XOFF on `p`, counting the period as a storm warning when it lasted the watchdog.
+    pub fn leave(&mut self, now: Time, p: u8, watchdog: Duration) {
         self.mask.remove(p);
         let t = self.t_mut();
-        let since = t.since[p as usize];
-        let d = now - since;
+        let d = now - t.since[p as usize];
         t.duration[p as usize] += d;
-        (d > watchdog).then(|| {
+        if d >= watchdog {
             t.storms += 1;
-            since
-        })
+        }
     }
 
     /// Close the XOFF periods still open at the end of the run (they stay open in `mask`).
-    /// Returns the storms among them as (priority, start).
-    pub fn finish(&mut self, now: Time, watchdog: Duration) -> Vec<(u8, Time)> {
-        let mut storms = Vec::new();
+    pub fn finish(&mut self, now: Time, watchdog: Duration) {
         for p in self.mask.iter() {
-            if let Some(start) = self.leave(now, p, watchdog) {
-                storms.push((p, start));
-            }
+            self.leave(now, p, watchdog);
             self.mask.insert(p);
         }
-        storms
     }
 }
 
@@ -315,7 +331,7 @@ mod tests {
         let rate = BitRate::gbps(100);
         let resp = Duration::from_ns(300);
         let end = s.on_frame(Time(0), 3, 0xffff, rate, resp, Duration::from_us(1000));
-        assert_eq!(end, Time(300_000) + PfcConfig::pause_time(rate, 0xffff));
+        assert_eq!(end.0, Time(300_000) + PfcConfig::pause_time(rate, 0xffff));
         assert!(!s.is_paused(3, Time(100_000)), "not before the response time");
         assert!(s.is_paused(3, Time(400_000)));
         assert!(!s.is_paused(2, Time(400_000)), "other priorities flow");
@@ -334,8 +350,32 @@ mod tests {
         s.on_frame(Time(3_000_000), 0, q, rate, Duration::ZERO, Duration::from_us(8));
         assert!(s.is_paused(0, Time(7_000_000)));
         assert!(!s.is_paused(0, Time(8_200_000)), "expired without a refresh");
-        s.finish(Time(20_000_000), Duration::from_us(8));
+        let held = s.finish(Time(20_000_000), Duration::from_us(8));
         assert_eq!(s.duration(0), Duration(3_000_000 + 5_120_000));
         assert_eq!(s.storms(), 1, "8.12 us continuous > 8 us watchdog");
+        let (start, end) = (Time::ZERO, Time(8_120_000));
+        assert_eq!(
+            held,
+            vec![Held { prio: 0, start, end }],
+            "closed where it ran out"
+        );
+    }
+
+    #[test]
+    fn a_pause_exactly_the_watchdog_long_is_a_storm_and_a_shorter_one_is_not() {
+        // SONiC's watchdog detects a storm once the queue has been paused for the detection
+        // time; the watchdog lifting the pause at that instant must count it too.
+        let (rate, w) = (BitRate::gbps(100), Duration::from_us(20));
+        let mut s = PauseState::default();
+        s.on_frame(Time::ZERO, 3, 0xffff, rate, Duration::ZERO, w);
+        let held = s.lift(3, Time(20_000_000), w);
+        assert_eq!(
+            held.map(|h| (h.start, h.end)),
+            Some((Time::ZERO, Time(20_000_000)))
+        );
+        s.on_frame(Time(30_000_000), 3, 0xffff, rate, Duration::ZERO, w);
+        let (_, ended) = s.on_frame(Time(49_999_999), 3, 0, rate, Duration::ZERO, w);
+        assert_eq!(ended, None, "19.999999 us is not a storm");
+        assert_eq!(s.storms(), 1);
     }
 }

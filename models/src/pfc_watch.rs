@@ -1,11 +1,14 @@
 //! Watching PFC for the two ways it fails: storms and deadlocks.
 //!
-//! **Storms.** An ingress that holds its peer in XOFF longer than `pfc.watchdog` counts a
-//! storm (mlx5 `tx_pause_storm_warning_events`; SONiC's PFC watchdog detection time). Pauses
-//! spread upstream hop by hop, so one stuck receiver shows up as storms on every port behind
-//! it; each storm is reported with the port that *started* its chain. A port's XOFF inherits
-//! the origin of the paused egress its frames are stuck in, or is its own origin when no
-//! egress of its node was paused (its own buffer filled: a slow receiver, an incast).
+//! **Storms.** An egress queue held paused without a break for `pfc.watchdog` or longer is
+//! in a storm (SONiC's PFC watchdog definition, its detection time; [`crate::pause::Held`]).
+//! It is counted at the paused egress, once per unbroken pause, so the summary's
+//! `pfc_storms`, the ports' `pfc_storm_detected` and a watchdog's `show pfcwd stats` count
+//! the same thing. Pauses spread upstream hop by hop, so one stuck receiver shows up as
+//! storms on every port behind it; each storm is reported with the port that *started* its
+//! chain. A port's XOFF inherits the origin of the paused egress its frames are stuck in, or
+//! is its own origin when no egress of its node was paused (its own buffer filled: a slow
+//! receiver, an incast); a paused egress's storm has its peer's XOFF's origin.
 //!
 //! **Deadlocks.** A cyclic buffer dependency (Hu et al., "Deadlocks in Datacenter Networks:
 //! Why Do They Form, and How to Avoid Them", HotNets 2016; Guo et al., "RDMA over Commodity
@@ -20,15 +23,16 @@
 
 use crate::ids::PortId;
 use crate::network::{Network, Role};
+use crate::pause::Held;
 use sim_core::{Duration, Time};
 
 /// Storms listed individually in the results; the rest are counted.
 pub const MAX_STORMS_LISTED: usize = 1000;
 
-/// An XOFF period longer than the watchdog.
+/// An egress held paused for the watchdog's detection time or longer.
 #[derive(Debug, Clone)]
 pub struct Storm {
-    /// The ingress port that held its peer in XOFF.
+    /// The paused egress port.
     pub port: PortId,
     pub prio: u8,
     pub start: Time,
@@ -71,16 +75,16 @@ struct Candidate {
 }
 
 impl PfcWatch {
-    /// An XOFF period of `port` on `prio` that ran from `start` to `now` (or to the end of the
-    /// run) was a storm; `origin`: the port whose XOFF started its chain.
-    pub fn record_storm(&mut self, port: PortId, prio: u8, start: Time, now: Time, origin: PortId) {
+    /// Egress `port` was held paused for a storm (`held`); `origin`: the port whose XOFF
+    /// started its chain.
+    pub fn record_storm(&mut self, port: PortId, held: Held, origin: PortId) {
         self.storms_total += 1;
         if self.storms.len() < MAX_STORMS_LISTED {
             self.storms.push(Storm {
                 port,
-                prio,
-                start,
-                duration: now - start,
+                prio: held.prio,
+                start: held.start,
+                duration: held.end - held.start,
                 origin,
             });
         }

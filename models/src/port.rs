@@ -423,8 +423,8 @@ mod tests {
         let extra = size_of::<Port>() - Port::HOT_BYTES;
         assert!(extra < 200, "{} bytes past the hot front", extra);
         let mut port = Port::new(BitRate::gbps(100));
-        port.pause.finish(Time(1_000), Duration(10));
-        assert_eq!(port.xoff.finish(Time(1_000), Duration(10)), vec![]);
+        assert_eq!(port.pause.finish(Time(1_000), Duration(10)), vec![]);
+        port.xoff.finish(Time(1_000), Duration(10));
         assert!(port.pause.t_is_none() && port.xoff.t_is_none() && port.counters.per_prio.is_none());
         assert_eq!((port.pause.frames(3), port.xoff.frames(3)), (0, 0));
         port.counters.count_queue_drop(3, 1_500);

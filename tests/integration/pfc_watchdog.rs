@@ -205,6 +205,58 @@ fn a_restoration_shorter_than_the_refresh_lets_the_storm_in_again() {
     }
 }
 
+#[test]
+fn one_storm_is_one_storm_in_the_summary_the_port_counters_and_show_pfcwd_stats() {
+    // SONiC's definition: a queue held paused without a break for the detection time. With
+    // the 40 us restoration, forward and drop see two storms on sw0's port to h1, each lifted
+    // by the watchdog exactly 20 us into its pause (h1's first XOFF, then its refresh 168 us
+    // later); off and alert one, held until h1's XON arrives.
+    let refresh_ns = 65_535.0 * 512.0 / 100.0 / 2.0;
+    let since = START_NS + HOP_NS + RESPONSE_NS;
+    for r in run(&storm("40us")) {
+        let v = r.summary.name.clone();
+        let at_port: Vec<(f64, f64)> = r
+            .summary
+            .pfc_storm_list
+            .iter()
+            .filter(|s| s.port == "sw0 to-h1")
+            .map(|s| (s.start_ns, s.duration_ns))
+            .collect();
+        let want = match v.as_str() {
+            "off" | "alert" => vec![(since, END_NS + HOP_NS - since)],
+            _ => vec![(since, DETECT_NS), (since + refresh_ns, DETECT_NS)],
+        };
+        assert_eq!(at_port.len(), want.len(), "{v}: {at_port:?}");
+        for ((start, d), (ws, wd)) in at_port.iter().zip(&want) {
+            assert_close(*start, *ws, 0.01, 0.0, &format!("{v}: storm start"));
+            assert_close(*d, *wd, 0.01, 0.0, &format!("{v}: storm duration"));
+        }
+        // Every storm listed and counted once, at the port it held.
+        let counted: u64 = r
+            .counters
+            .iter()
+            .filter(|c| &*c.counter == "pfc_storm_detected")
+            .map(|c| c.value)
+            .sum();
+        assert_eq!(r.summary.pfc_storms, counted, "{v}");
+        assert_eq!(
+            r.summary.pfc_storms as usize,
+            r.summary.pfc_storm_list.len(),
+            "{v}"
+        );
+        let port = counter(&r, "sw0", "to-h1", "pfc_storm_detected");
+        assert_eq!(port as usize, want.len(), "{v}");
+        // The watchdog, where one runs, counts the same storms on that queue.
+        let pfcwd = r.sonic.iter().find(|s| {
+            &*s.interface == "Ethernet4" && s.command == "show pfcwd stats" && s.counter == "STORM DETECTED"
+        });
+        match pfcwd {
+            Some(row) => assert_eq!(row.value, port.to_string(), "{v}: show pfcwd stats"),
+            None => assert_eq!(v, "off", "only off runs no watchdog"),
+        }
+    }
+}
+
 /// `summary.json`'s variants by name.
 fn summaries(out: &std::path::Path) -> std::collections::HashMap<String, serde_json::Value> {
     summary_json(out)["variants"]

@@ -114,7 +114,8 @@ fn a_pfc_incast_pauses_without_a_deadlock() {
 fn storms_name_the_slow_receiver_that_started_them() {
     // h4 takes data at 25 Gb/s (PCIe-bound), h0 sends to it at 100 Gb/s: h4's NIC pauses
     // `right`, whose ingress from the bottleneck fills and pauses `left`, which pauses h0.
-    // Nothing else congests, so every storm, two hops away included, started at h4's NIC.
+    // Nothing else congests, so every storm (a paused egress), two hops away included,
+    // started at h4's NIC.
     let toml = r#"
         [topology]
         kind = "dumbbell"
@@ -138,8 +139,8 @@ fn storms_name_the_slow_receiver_that_started_them() {
     assert!(!storms.is_empty());
     assert_eq!(r.summary.pfc_storms as usize, storms.len());
     assert!(
-        storms.iter().any(|s| s.port == "left to-h0"),
-        "the pause reached the sender's switch, two switches from h4: {storms:?}"
+        storms.iter().any(|s| s.port == "h0 to-left"),
+        "the pause reached the sender, two switches from h4: {storms:?}"
     );
     let mut seen = std::collections::HashSet::new();
     for s in storms {
@@ -148,7 +149,7 @@ fn storms_name_the_slow_receiver_that_started_them() {
             "recorded twice: {s:?}"
         );
         assert_eq!(s.started_by, "h4 to-right", "{s:?}");
-        assert!(s.duration_ns > 2_000.0, "longer than the watchdog: {s:?}");
+        assert!(s.duration_ns >= 2_000.0, "as long as the watchdog: {s:?}");
     }
     assert!(r.summary.pfc_deadlocks.is_empty());
     // At line rate h4 keeps up: no pause, no storm.

@@ -57,7 +57,8 @@ pub struct CounterRow {
     pub value: u64,
 }
 
-/// A PFC storm: `port` held its peer in XOFF longer than `pfc.watchdog`.
+/// A PFC storm: egress `port` held paused without a break for `pfc.watchdog` or longer
+/// (SONiC's PFC watchdog definition; `crate::pause::Held`).
 #[derive(Debug, Clone, Serialize)]
 pub struct StormRecord {
     pub port: String,
@@ -420,10 +421,11 @@ fn goodput_gbps(sim: &Sim) -> f64 {
 
 /// The PFC storms listed and the deadlocks found, with readable port names.
 fn pfc_records(sim: &Sim) -> (Vec<StormRecord>, Vec<DeadlockRecord>) {
-    let storms = sim
-        .watch
-        .storms
-        .iter()
+    // Listed as their pauses ended; reported in the order they began.
+    let mut listed: Vec<_> = sim.watch.storms.iter().collect();
+    listed.sort_by_key(|st| (st.start, st.port, st.prio));
+    let storms = listed
+        .into_iter()
         .map(|st| StormRecord {
             port: sim.net.port_label(st.port),
             priority: st.prio,

@@ -326,12 +326,14 @@ impl Sim<'_> {
 
     /// End of run: close every pause interval still open, for the counters and storms.
     fn close_pauses(&mut self) {
-        let watchdog = self.variant.pfc.watchdog;
         for p in 0..self.net.ports.len() {
+            let q = PortId(p as u32);
+            let (watchdog, peer_watchdog) = (self.storm_time(q), self.storm_time(self.net.peer[p]));
+            let now = self.now;
             let port = &mut self.net.ports[p];
-            port.pause.finish(self.now, watchdog);
-            for (prio, start) in port.xoff.finish(self.now, watchdog) {
-                self.record_storm(PortId(p as u32), prio, start);
+            port.xoff.finish(now, peer_watchdog);
+            for held in port.pause.finish(now, watchdog) {
+                self.record_storm(q, held);
             }
         }
     }

@@ -16,7 +16,11 @@ impl Sim<'_> {
             prio,
             flow: crate::ids::FlowId::NONE,
             event: crate::telemetry::Trace::Xoff,
-            reason: "ingress buffer over its XOFF threshold",
+            reason: if self.net.ports[port.idx()].xoff.forced.contains(prio) {
+                "a pfc-storm fault"
+            } else {
+                "ingress buffer over its XOFF threshold"
+            },
         });
         self.net.ports[port.idx()].xoff.enter(self.now, prio);
         self.watch_xoff(port, prio);
@@ -41,12 +45,8 @@ impl Sim<'_> {
             event: crate::telemetry::Trace::Xon,
             reason: "ingress buffer drained below XON",
         });
-        let storm = self.net.ports[port.idx()]
-            .xoff
-            .leave(self.now, prio, self.variant.pfc.watchdog);
-        if let Some(start) = storm {
-            self.record_storm(port, prio, start);
-        }
+        let watchdog = self.storm_time(self.net.peer[port.idx()]);
+        self.net.ports[port.idx()].xoff.leave(self.now, prio, watchdog);
         self.send_pfc(port, prio, 0);
     }
 
@@ -116,13 +116,16 @@ impl Sim<'_> {
         if self.wd_pause_frame(q, pkt) {
             return;
         }
-        let pfc = &self.variant.pfc;
+        let watchdog = self.storm_time(q);
         let port = &mut self.net.ports[q.idx()];
-        let response = pfc.response_time(port.rate);
+        let response = self.variant.pfc.response_time(port.rate);
         let quanta = pkt.quanta();
-        let end = port
+        let (end, storm) = port
             .pause
-            .on_frame(self.now, pkt.prio, quanta, port.rate, response, pfc.watchdog);
+            .on_frame(self.now, pkt.prio, quanta, port.rate, response, watchdog);
+        if let Some(held) = storm {
+            self.record_storm(q, held);
+        }
         if quanta == 0 {
             self.wd_xon(q, pkt.prio);
             self.start_tx(q);

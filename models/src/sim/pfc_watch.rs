@@ -4,9 +4,10 @@
 
 use super::{Event, Sim, StopReason};
 use crate::ids::PortId;
+use crate::pause::Held;
 use crate::pfc::OnDeadlock;
 use crate::pfc_watch::{Deadlock, pause_cycle, pause_origin};
-use sim_core::{Duration, Time};
+use sim_core::Duration;
 
 impl Sim<'_> {
     /// Ingress `port` enters XOFF on `prio`: find the pause chain's origin, start watching.
@@ -20,10 +21,19 @@ impl Sim<'_> {
         }
     }
 
-    /// An XOFF period that ran from `start` to now (or to the end of the run) was a storm.
-    pub(super) fn record_storm(&mut self, port: PortId, prio: u8, start: Time) {
-        let origin = self.net.ports[port.idx()].xoff.origin(prio as usize);
-        self.watch.record_storm(port, prio, start, self.now, origin);
+    /// Egress `port` was held paused for a storm (`held`): list it with the origin of the
+    /// pause chain its peer's XOFF belonged to.
+    pub(super) fn record_storm(&mut self, port: PortId, held: Held) {
+        let peer = self.net.peer[port.idx()];
+        let origin = self.net.ports[peer.idx()].xoff.origin(held.prio as usize);
+        self.watch.record_storm(port, held, origin);
+    }
+
+    /// How long a pause on egress `q` must last to be a storm: the detection time of the
+    /// watchdog of `q`'s switch (`pfc.watchdog`, per switch where a tier or SONiC file sets
+    /// it; the variant's for a NIC).
+    pub(super) fn storm_time(&self, q: PortId) -> Duration {
+        self.wd_settings(q).watchdog
     }
 
     fn check_interval(&self) -> Duration {

@@ -19,7 +19,7 @@ impl Sim<'_> {
     }
 
     /// The watchdog settings of `q`'s switch (only switch ports are watched).
-    fn wd_settings(&self, q: PortId) -> &crate::pfc::PfcConfig {
+    pub(super) fn wd_settings(&self, q: PortId) -> &crate::pfc::PfcConfig {
         self.wd_pfc(q).unwrap_or(&self.variant.pfc)
     }
 
@@ -83,7 +83,7 @@ impl Sim<'_> {
     fn storm_detected(&mut self, q: PortId, prio: u8) {
         let action = self.wd_action(q);
         let pfc = self.wd_settings(q);
-        let (watchdog, restoration) = (self.variant.pfc.watchdog, pfc.restoration());
+        let restoration = pfc.restoration();
         let tx = self.net.ports[q.idx()].tx_prio_packets(prio);
         self.wd.storm(q, prio, action, tx, self.now);
         self.log.push(crate::telemetry::LogRow {
@@ -99,13 +99,15 @@ impl Sim<'_> {
             self.schedule(at, Event::WdRestore(q, prio));
             return;
         }
+        let (watchdog, peer_watchdog) = (self.storm_time(q), self.storm_time(self.net.peer[q.idx()]));
         let port = &mut self.net.ports[q.idx()];
-        port.pause.lift(prio, self.now, watchdog);
+        let held = port.pause.lift(prio, self.now, watchdog);
         // The port stops generating PFC for the priority: an XOFF in force lapses.
         if port.xoff.mask.contains(prio) {
-            if let Some(start) = port.xoff.leave(self.now, prio, watchdog) {
-                self.record_storm(q, prio, start);
-            }
+            port.xoff.leave(self.now, prio, peer_watchdog);
+        }
+        if let Some(held) = held {
+            self.record_storm(q, held);
         }
         if action == WatchdogAction::Drop {
             self.wd_discard_queue(q, prio);
