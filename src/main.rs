@@ -32,15 +32,31 @@ use std::process::ExitCode;
 
 /// Packet-level simulator of AI datacenter fabrics: RoCEv2 and Ultra Ethernet side by side.
 #[derive(Parser, Debug)]
-#[command(name = "sim", version, about)]
+#[command(name = "sim", version, about, after_help = EXAMPLES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
+const EXAMPLES: &str = "\
+Examples:
+  sim run scenarios/leaf-spine.toml        RoCEv2 with PFC and DCQCN against UEC on a leaf-spine
+  sim run scenarios/dac-2node.toml --set topology.link.rate=25gbps
+                                           two NICs on a DAC, at 25 Gb/s instead
+  sim check my-leaf.toml                   what in a scenario will not do what it says
+  sim compare results/a results/b          two earlier runs side by side
+  sim sweep scenarios/sweeps/ecn-kmin.toml  a parameter grid, every core busy
+  sim export sonic scenarios/sonic-sn3700c.toml
+                                           a variant's switch as SONiC's config_db.json
+
+Scenarios: scenarios/*.toml, each opening with what it shows (a list with the question each
+answers: docs/scenario-reference.md). Results go to results/<scenario name>/ (what each file
+holds: docs/results.md). `sim <command> --help` for a command's options.";
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run every variant of a scenario and write results.
+    #[command(after_help = RUN_EXAMPLES)]
     Run(run::RunArgs),
     /// Check a scenario's configuration (the class RoCEv2 lands in, headroom, ECN against
     /// PFC, a SONiC file against the fabric) without simulating anything.
@@ -55,6 +71,17 @@ enum Command {
     #[command(subcommand)]
     Export(export::ExportCommand),
 }
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  sim run scenarios/leaf-spine.toml
+  sim run scenarios/pfc-incast.toml --variant roce --plots summary --out /tmp/incast
+  sim run scenarios/leaf-spine.toml --set switch.buffer=4MiB --set 'variant[0].pfc.priorities=[3]'
+
+Writes summary.json, flows.csv, counters.csv, timeseries.csv, events.csv, report.md and
+the plots to --out (docs/results.md). Exit 0: every flow finished and every invariant held;
+2: bad input; 5: stopped by a limit; 6: a PFC deadlock; 7: flows left unfinished; 8 is
+`sim check`'s (docs/results.md lists them all).";
 
 fn main() -> ExitCode {
     let started = std::time::Instant::now();

@@ -130,7 +130,8 @@ pub fn simulate(
                     w.enter(p);
                 }
             };
-            let bar = progress(&multi, &variant.name, variant.limits.max_time);
+            let label = format!("[{}/{n}] {}", i + 1, variant.name);
+            let bar = progress(&multi, &label, variant.limits.max_time);
             let t0 = Instant::now();
             setting_up.fetch_add(1, Ordering::SeqCst);
             phase(Phase::SettingUp);
@@ -139,11 +140,21 @@ pub fn simulate(
             if setting_up.fetch_sub(1, Ordering::SeqCst) == 1 {
                 phase(Phase::Simulating);
             }
-            run_one(&mut sim, &variant.name, &bar, stop);
+            run_one(&mut sim, &label, &bar, stop);
             let wall = t0.elapsed().as_secs_f64();
-            bar.finish_and_clear();
-            multi.remove(&bar);
             let report = VariantReport::new(&sim, wall);
+            // A finished variant keeps its line, with what it came to.
+            let s = &report.summary;
+            bar.set_style(ProgressStyle::with_template("{msg}").expect("static template"));
+            bar.finish_with_message(format!(
+                "{label}: {} simulated, {}/{} flows done in {wall:.2} s{}",
+                output::human_ns(s.simulated_ns),
+                s.flows_completed,
+                s.flows_total,
+                s.incomplete
+                    .as_deref()
+                    .map_or(String::new(), |why| format!(" ({why})"))
+            ));
             let telemetry = Telemetry::take(&mut sim);
             drop(sim);
             done.lock().expect("no panics while held")[i] = Some((report, telemetry));
@@ -160,6 +171,10 @@ pub fn simulate(
                     .expect("spawning a variant thread");
             }
         });
+    }
+    if !multi.is_hidden() {
+        // The finished lines stay; what follows starts below them.
+        errln!("");
     }
     let mut cut = cut.into_inner().expect("threads joined");
     let (reports, telemetry): (Vec<VariantReport>, Vec<Telemetry>) = done
@@ -203,19 +218,39 @@ fn run_one(sim: &mut Sim, name: &str, bar: &ProgressBar, stop: &AtomicBool) {
     });
 }
 
-/// One variant's progress line: a bar up to `run.max_time` when the scenario sets one, a
-/// spinner otherwise.
+/// One variant's progress line (`label`: its position and name): a bar up to `run.max_time`
+/// when the scenario sets one, with the time left until it would be reached at the pace so
+/// far (the run ends sooner when its flows finish), a spinner otherwise.
 fn progress(multi: &MultiProgress, name: &str, max_time: Option<sim_core::Duration>) -> ProgressBar {
     let bar = multi.add(match max_time {
         Some(d) => ProgressBar::new(d.0 / 1_000_000),
         None => ProgressBar::no_length(),
     });
     let style = match max_time {
-        Some(_) => ProgressStyle::with_template("{msg} [{bar:30}] of {len} us [{elapsed}]"),
+        Some(_) => ProgressStyle::with_template(
+            "{msg} [{bar:30}] of {len} us (run.max_time), ends within about {left} [{elapsed}]",
+        )
+        .map(|s| s.with_key("left", time_left)),
         None => ProgressStyle::with_template("{spinner} {msg} [{elapsed}]"),
     };
     bar.set_style(style.expect("static template"));
     bar.set_message(format!("{name}: setting up"));
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     bar
+}
+
+/// The wall time until simulated time reaches the bar's end at the pace so far ("?" before
+/// any simulated time has passed).
+fn time_left(state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write) {
+    let (pos, len) = (state.pos(), state.len().unwrap_or(0));
+    let _ = if pos == 0 {
+        write!(w, "?")
+    } else {
+        let secs = state.elapsed().as_secs_f64() * len.saturating_sub(pos) as f64 / pos as f64;
+        write!(
+            w,
+            "{}",
+            indicatif::HumanDuration(std::time::Duration::from_secs_f64(secs.min(1e9)))
+        )
+    };
 }

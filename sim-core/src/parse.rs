@@ -34,11 +34,7 @@ pub(crate) fn parse_quantity(
     if number.is_empty() || number.matches('.').count() > 1 || number == "." {
         return Err(UnitError(expected()));
     }
-    let scale = units
-        .iter()
-        .find(|(name, _)| *name == unit)
-        .map(|u| u.1)
-        .ok_or_else(|| UnitError(expected()))?;
+    let scale = unit_scale(units, unit).ok_or_else(|| UnitError(expected()))?;
     let (int_part, frac_part) = number.split_once('.').unwrap_or((&number, ""));
     if frac_part.len() > 18 {
         return Err(UnitError(format!(
@@ -75,6 +71,18 @@ pub(crate) fn parse_quantity(
     }
     let total = whole + frac_scaled / denom;
     max.check(total, what, input)
+}
+
+/// The scale of `unit`: its exact spelling, else any spelling that differs only in case when
+/// every such unit means the same (`"25gbps"` is `"25Gbps"`, `"1MS"` is `"1ms"`). The
+/// quantities refuse the cases that stay ambiguous first (a size's `b`, a rate's `B`).
+fn unit_scale(units: &[(&str, u128)], unit: &str) -> Option<u128> {
+    if let Some(u) = units.iter().find(|(name, _)| *name == unit) {
+        return Some(u.1);
+    }
+    let mut alike = units.iter().filter(|(name, _)| name.eq_ignore_ascii_case(unit));
+    let first = alike.next()?.1;
+    alike.all(|u| u.1 == first).then_some(first)
 }
 
 /// The largest value a quantity may take, so that no sum or product the simulator forms

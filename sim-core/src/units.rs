@@ -36,11 +36,8 @@ impl Bytes {
 
     /// Parse `"4KiB"`, `"42MB"`, `"1500B"`.
     pub fn parse(s: &str) -> Result<Self, UnitError> {
-        if let Some(bits) = s
-            .trim()
-            .strip_suffix('b')
-            .filter(|p| p.ends_with(['K', 'M', 'G', 'T']))
-        {
+        // A lowercase `b` is a bit (IEC 80000-13): "8Mb" and "8mb" are refused, not guessed.
+        if let Some(bits) = s.trim().strip_suffix('b') {
             return Err(UnitError(format!(
                 "\"{s}\" is in bits; sizes are in bytes (did you mean \"{bits}B\"?)"
             )));
@@ -93,6 +90,19 @@ impl BitRate {
 
     /// Parse `"100Gbps"`, `"25Gb/s"`, `"400G"`.
     pub fn parse(s: &str) -> Result<Self, UnitError> {
+        // Case does not matter ("25gbps", "400g") except for bytes: "GBps" is not a bit rate.
+        let t = s.trim_end();
+        let tail = |n: usize| t.get(t.len().saturating_sub(n)..).unwrap_or("");
+        let per_s = |n| {
+            tail(n)
+                .get(1..)
+                .is_some_and(|r: &str| r.eq_ignore_ascii_case("ps") || r.eq_ignore_ascii_case("/s"))
+        };
+        if tail(3).starts_with('B') && per_s(3) {
+            return Err(UnitError(format!(
+                "\"{s}\" is in bytes per second; rates are in bits per second, like \"100Gbps\""
+            )));
+        }
         let r = parse_quantity(s, "a rate", "100Gbps", RATE_UNITS, Self::LIMIT)?;
         if r == 0 {
             return Err(UnitError(format!(
@@ -232,6 +242,24 @@ unit_serde!(Duration, "a duration such as \"1us\" or \"250ns\"", None);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn units_ignore_case_unless_it_changes_their_meaning() {
+        assert_eq!(BitRate::parse("25gbps").unwrap(), BitRate::gbps(25));
+        assert_eq!(BitRate::parse("400g").unwrap(), BitRate::gbps(400));
+        for bytes in ["25GBps", "25GB/s", "10GB/S", "1BPS"] {
+            let e = BitRate::parse(bytes).unwrap_err().0;
+            assert!(e.contains("bytes per second"), "{e}");
+        }
+        assert_eq!(Bytes::parse("4KIB").unwrap(), Bytes(4096));
+        assert_eq!(Bytes::parse("2mB").unwrap(), Bytes(2_000_000));
+        for bits in ["8Mb", "8mb", "1500b", "4kib"] {
+            let e = Bytes::parse(bits).unwrap_err().0;
+            assert!(e.contains("in bits"), "{bits}: {e}");
+        }
+        assert_eq!(Duration::parse("1MS").unwrap(), Duration::parse("1ms").unwrap());
+        assert_eq!(Length::parse("3M").unwrap(), Length::parse("3m").unwrap());
+    }
 
     #[test]
     fn sizes_parse_with_decimal_and_binary_prefixes() {

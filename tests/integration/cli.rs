@@ -204,6 +204,44 @@ fn bad_unit_says_what_was_expected() {
 }
 
 #[test]
+fn units_are_read_whatever_their_case_unless_that_changes_them() {
+    // "25gbps" is what a user types from `ethtool`'s "25000Mb/s"; "25GBps" is bytes.
+    let dir = tmp("units-case");
+    let file = write(&dir, "u.toml", &GOOD.replace("\"100Gbps\"", "\"100gbps\""));
+    let o = sim(&["check", file.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = rejected(&GOOD.replace("\"100Gbps\"", "\"100GBps\""), &[]);
+    assert!(err.contains("bytes per second"), "{err}");
+    let err = rejected(&GOOD.replace("size = \"200KB\"", "size = \"200kb\""), &[]);
+    assert!(err.contains("in bits"), "{err}");
+}
+
+#[test]
+fn help_teaches_by_example_and_points_to_the_scenarios() {
+    for args in [&["--help"][..], &["run", "--help"]] {
+        let o = sim(args);
+        assert!(o.status.success());
+        let help = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(help.contains("Examples:"), "{args:?}: {help}");
+        assert!(
+            help.contains("sim run scenarios/leaf-spine.toml"),
+            "{args:?}: {help}"
+        );
+    }
+    let o = sim(&["--help"]);
+    let help = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(help.contains("scenarios/*.toml"), "{help}");
+    // Every example's scenario is shipped.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for word in help
+        .split_whitespace()
+        .filter(|w| w.starts_with("scenarios/") && w.ends_with(".toml"))
+    {
+        assert!(root.join(word).is_file(), "{word}");
+    }
+}
+
+#[test]
 fn negative_size_is_rejected() {
     let err = rejected(&GOOD.replace("size = \"200KB\"", "size = -5"), &[]);
     assert!(err.contains("workload[0].size"), "{err}");
