@@ -53,6 +53,9 @@ struct Marker {
     tool: String,
     kind: Kind,
     version: String,
+    /// The command that wrote the directory, as typed (absent in earlier versions' markers).
+    #[serde(default)]
+    command_line: Vec<String>,
     /// Every file written, relative to the directory, `/`-separated.
     files: Vec<String>,
 }
@@ -140,6 +143,7 @@ impl Staging {
             tool: "sim".into(),
             kind: self.kind,
             version: env!("CARGO_PKG_VERSION").into(),
+            command_line: std::env::args().collect(),
             files: files.to_vec(),
         };
         let text = serde_json::to_string_pretty(&m)?;
@@ -323,8 +327,19 @@ fn check_replaceable(out: &Path, kind: Kind) -> Result<()> {
                 "holds results without sim's `{MARKER}` marker (an earlier version's, or copied): sim replaces only directories it wrote and can account for; remove it yourself or choose another --out"
             )
         } else {
-            "holds files sim did not write; choose another --out (results go in a directory of their own)"
-                .into()
+            let mut names: Vec<String> = entries
+                .iter()
+                .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .collect();
+            names.sort();
+            let more = match names.len() {
+                1 => String::new(),
+                n => format!(" and {} more", n - 1),
+            };
+            format!(
+                "holds `{}`{more}, which sim did not write; choose another --out (results go in a directory of their own)",
+                crate::console::short(&names[0])
+            )
         }));
     };
     if marker.kind != kind {

@@ -215,6 +215,16 @@ fn reruns_replace_results_and_foreign_directories_are_refused() {
     let o = rerun(&out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.join("summary.json").exists());
+    // The marker names the command that wrote the directory.
+    let marker: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join(".sim-results")).unwrap()).unwrap();
+    let argv: Vec<&str> = marker["command_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(argv[1..3], ["run", file.to_str().unwrap()], "{argv:?}");
     std::fs::write(out.join("my-notes.txt"), b"mine").unwrap();
     let o = rerun(&out);
     assert_eq!(o.status.code(), Some(2));
@@ -227,6 +237,18 @@ fn reruns_replace_results_and_foreign_directories_are_refused() {
     let o = rerun(&foreign);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains(&foreign.display().to_string()));
+    // A folder of someone else's files, without results in it: the refusal names one.
+    let other = out.parent().unwrap().join("papers");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("thesis.tex"), b"keep me").unwrap();
+    let o = rerun(&other);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("`thesis.tex`"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read(other.join("thesis.tex")).unwrap(), b"keep me");
     assert_eq!(std::fs::read(foreign.join("thesis.tex")).unwrap(), b"keep me");
     assert_eq!(std::fs::read(foreign.join("summary.json")).unwrap(), b"{}");
 }
