@@ -12,9 +12,13 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// `report.md`: a Markdown table users can paste, and a line naming the best per metric.
-pub fn markdown(title: &str, rows: &[Row]) -> String {
+/// `report.md`: a Markdown table users can paste, and a line naming the best per metric,
+/// unless `note` says why no variant can be named best (runs of different scenarios).
+pub fn markdown(title: &str, rows: &[Row], note: Option<&str>) -> String {
     let mut s = format!("# {title}\n\n");
+    if let Some(n) = note {
+        let _ = writeln!(s, "> {n}\n");
+    }
     let cell = |x: Option<f64>, digits: usize| x.map_or("-".to_string(), |v| format!("{v:.digits$}"));
     // A run of collectives is judged by its jobs first, in nccl-tests' units.
     if rows.iter().any(|r| !r.jobs.is_empty()) {
@@ -105,7 +109,7 @@ pub fn markdown(title: &str, rows: &[Row]) -> String {
             lower,
         )
     };
-    if rows.len() > 1 {
+    if rows.len() > 1 && note.is_none() {
         let mut first_job = rows.iter().flat_map(|r| r.jobs.iter().map(|j| j.name.as_str()));
         if let Some(job) = first_job.next() {
             let busbw = complete
@@ -140,12 +144,32 @@ pub fn markdown(title: &str, rows: &[Row]) -> String {
     s
 }
 
-/// Write `report.md` and, with `png`, `compare.png` into `dir`.
-pub fn write(dir: &Path, title: &str, rows: &[Row], png: bool) -> Result<()> {
+/// Write `report.md` (with `note` first) and, with `png`, `compare.png` into `dir`.
+pub fn write(dir: &Path, title: &str, rows: &[Row], png: bool, note: Option<&str>) -> Result<()> {
     if png {
         plots::compare(&dir.join("compare.png"), title, rows)?;
     }
-    files::write(&dir.join("report.md"), markdown(title, rows).as_bytes())
+    files::write(&dir.join("report.md"), markdown(title, rows, note).as_bytes())
+}
+
+/// Why runs cannot be ranked against each other, if they cannot: they are of different
+/// scenarios (another name, host count or flow count: another fabric or traffic), given as
+/// (label, scenario name, hosts, flows) per run. Runs of one scenario with other settings
+/// (`--set switch.buffer=...`) are what a comparison is for, and are ranked.
+fn mismatch(runs: &[(String, String, u64, u64)]) -> Option<String> {
+    let first = runs.first()?;
+    let same = |r: &(String, String, u64, u64)| (&r.1, r.2, r.3) == (&first.1, first.2, first.3);
+    if runs.iter().all(same) {
+        return None;
+    }
+    let list: Vec<String> = runs
+        .iter()
+        .map(|(label, name, hosts, flows)| format!("{label}: {name}, {hosts} hosts, {flows} flows"))
+        .collect();
+    Some(format!(
+        "These runs are of different scenarios ({}): their variants did not see the same fabric and traffic, so the numbers are shown side by side and no variant is named best.",
+        list.join("; ")
+    ))
 }
 
 #[derive(Args, Debug)]
@@ -162,6 +186,7 @@ pub struct CompareArgs {
 pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     let mut all = Vec::new();
     let mut names = Vec::new();
+    let mut scenarios = Vec::new();
     for d in &args.dirs {
         let path = d.join("summary.json");
         let text = models::input::read_text(&path, models::input::MAX_DATA)
@@ -178,7 +203,14 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| d.display().to_string());
         all.extend(crate::metrics::rows(&v, Some(&label)).map_err(|e| bad(&format!("{e:#}")))?);
+        let flows = v["variants"][0]["flows_total"].as_u64().unwrap_or(0);
+        let name = v["scenario"].as_str().unwrap_or("?").to_string();
+        scenarios.push((label.clone(), name, v["hosts"].as_u64().unwrap_or(0), flows));
         names.push(label);
+    }
+    let note = mismatch(&scenarios);
+    if let Some(n) = &note {
+        errln!("note: {n}");
     }
     let out = args
         .out
@@ -186,12 +218,9 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
         .unwrap_or_else(|| PathBuf::from("results/compare"));
     let inputs: Vec<&Path> = args.dirs.iter().map(PathBuf::as_path).collect();
     let staging = Staging::prepare(&out, Kind::Compare, &inputs)?;
-    write(
-        staging.dir(),
-        &format!("{} compared", names.join(" vs ")),
-        &all,
-        true,
-    )?;
+    let title = format!("{} compared", names.join(" vs "));
+    write(staging.dir(), &title, &all, true, note.as_deref())?;
+    crate::html::write(staging.dir(), &title, &all, note.as_deref())?;
     staging.commit().with_context(|| {
         format!(
             "comparison not written to {} (anything there is as it was)",

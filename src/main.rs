@@ -14,6 +14,7 @@ mod compare;
 mod exit;
 mod export;
 mod files;
+mod html;
 mod jobs;
 mod machine;
 mod metrics;

@@ -111,12 +111,8 @@ pub fn write_results(
     crate::captures::write(dir, reports, telemetry)?;
     crate::jobs::write(dir, reports, argv)?;
     crate::plots::all(dir, &run, opts.plots, opts.quiet, opts.jobs)?;
-    crate::compare::write(
-        dir,
-        &title,
-        &crate::metrics::rows(&summary_json, None)?,
-        opts.plots != crate::plots::Level::None,
-    )?;
+    let rows = crate::metrics::rows(&summary_json, None)?;
+    crate::compare::write(dir, &title, &rows, opts.plots != crate::plots::Level::None, None)?;
 
     let mut flows = csv::Writer::from_writer(Vec::new());
     flows.write_record([
@@ -176,7 +172,9 @@ pub fn write_results(
         }
     }
     files::write(&dir.join("counters.csv"), &counters.into_inner()?)?;
-    write_sonic(dir, reports)
+    write_sonic(dir, reports)?;
+    // Last: it embeds the plots and links every other file.
+    crate::html::write(dir, &title, &rows, None)
 }
 
 /// `sonic_counters.csv`, when a variant asks for it (`switch.sonic_counters`, or a

@@ -31,6 +31,7 @@ mod pfc_watchdog;
 mod plots;
 mod queueing;
 mod reliability;
+mod report_html;
 pub mod results;
 mod roce;
 mod sonic;
