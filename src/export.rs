@@ -80,7 +80,7 @@ pub fn run(cmd: &ExportCommand) -> Result<ExitCode> {
         .switch_cables(index)
         .ok_or_else(|| BadInput::new(format!("{}: no switch number {index}", args.file.display())))?;
     let (sw, pfc) = v.switch_settings(index);
-    let json = models::sonic::export::export(sw, pfc, &cables)
+    let json = models::sonic::export::export(sw, pfc, &cables, v.max_frame())
         .map_err(|e| BadInput::new(format!("{}: variant {}: {e}", args.file.display(), v.name)))?;
     let text = serde_json::to_string_pretty(&json)? + "\n";
     match &args.out {

@@ -4,7 +4,8 @@
 //!
 //! Ports are named as SONiC names a box's front panel, `Ethernet0`, `Ethernet4`, ... in the
 //! switch's cable order; a lossless profile per port speed and cable carries the headroom
-//! the scenario sets for it (`pg_lossless_<Mb/s>_<m>m_profile`, buffermgrd's naming); the
+//! the run gives it (`pg_lossless_<Mb/s>_<m>m_profile`, buffermgrd's naming: as the scenario
+//! sets it, or computed from the cable as a run computes it); the
 //! watchdog's action is the scenario's (`alert` when its watchdog is off: a box that only
 //! reports storms, as the model then does).
 
@@ -14,8 +15,14 @@ use serde_json::{Map, Value, json};
 use sim_core::{BitRate, Duration};
 
 /// The fragment for a switch with settings `sw` and `pfc` (its tier's, or `[switch]` and
-/// `[pfc]`) and these cables (rate and propagation delay, in cable order).
-pub fn export(sw: &SwitchConfig, pfc: &PfcConfig, cables: &[(BitRate, Duration)]) -> Result<Value, String> {
+/// `[pfc]`), these cables (rate and propagation delay, in cable order) and frames up to
+/// `max_frame` bytes (what a computed headroom must absorb).
+pub fn export(
+    sw: &SwitchConfig,
+    pfc: &PfcConfig,
+    cables: &[(BitRate, Duration)],
+    max_frame: u32,
+) -> Result<Value, String> {
     let rates: Vec<BitRate> = cables.iter().map(|c| c.0).collect();
     let ports: Vec<String> = (0..rates.len()).map(|i| format!("Ethernet{}", 4 * i)).collect();
     let lossless: Vec<u8> = pfc.priorities.clone();
@@ -28,16 +35,12 @@ pub fn export(sw: &SwitchConfig, pfc: &PfcConfig, cables: &[(BitRate, Duration)]
         port_t.insert(p.clone(), json!({ "speed": (r.0 / 1_000_000).to_string() }));
     }
     out.insert("PORT".into(), Value::Object(port_t));
-    // Each port's lossless headroom: each profile's xoff.
-    let headroom = cables
+    // Each port's lossless headroom, as the run lays it out (set, the profile's, or computed
+    // from the cable): each profile's xoff.
+    let headroom: Vec<u64> = cables
         .iter()
-        .map(|&(r, d)| match lossless.is_empty() {
-            true => Ok(0),
-            false => pfc.headroom_for(r, d).ok_or_else(|| {
-                "pfc.headroom (or pfc.headroom_by_rate) is not set: SONiC needs each lossless profile's xoff; set it to the headroom the cables need".to_string()
-            }),
-        })
-        .collect::<Result<Vec<u64>, String>>()?;
+        .map(|&(r, d)| crate::switch::buffers::port_headroom(sw, pfc, params.cell, r, d, max_frame).0)
+        .collect();
     // The pool's size is its shared part (what the import reads back as switch.shared_pool):
     // as given, else the buffer less this switch's reserved space.
     let shared = match sw.shared_pool {
@@ -50,7 +53,7 @@ pub fn export(sw: &SwitchConfig, pfc: &PfcConfig, cables: &[(BitRate, Duration)]
         pool["xoff"] = s_(h.0);
     }
     out.insert("BUFFER_POOL".into(), json!({ "ingress_lossless_pool": pool }));
-    // One lossless profile per port speed and cable, with the headroom the scenario sets.
+    // One lossless profile per port speed and cable, with the headroom the run uses.
     let mut profiles = Map::new();
     let mut by_port: Vec<String> = Vec::new();
     if !lossless.is_empty() {

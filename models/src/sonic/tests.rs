@@ -192,7 +192,7 @@ fn import_export_import_gives_the_same_settings() {
         .unwrap();
         let v = &s.variants[0];
         let (sw, pfc) = v.switch_settings(0);
-        let json = super::export::export(sw, pfc, &s.switch_cables(0).unwrap()).unwrap();
+        let json = super::export::export(sw, pfc, &s.switch_cables(0).unwrap(), v.max_frame()).unwrap();
         let again = settings(&serde_json::to_string(&json).unwrap());
         assert_eq!(first, again, "{file}: round trip");
     }
@@ -270,4 +270,66 @@ fn a_buffer_pg_key_of_thousands_of_ports_is_read_in_linear_memory() {
     );
     let s = settings(&src);
     assert_eq!(s["pfc.headroom"], "\"1000B\"");
+}
+
+#[test]
+fn a_computed_headroom_is_exported_as_the_run_lays_it_out_and_imports_back_the_same() {
+    // No pfc.headroom: the run computes each port's from its cable. The export must write
+    // those figures (it refused before), and a box configured from it must reserve the same.
+    let dir = std::env::temp_dir().join(format!("sim-sonic-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fabric = |switch: &str| {
+        format!(
+            r#"
+            [topology]
+            kind = "leaf-spine"
+            leaves = 2
+            spines = 1
+            hosts_per_leaf = 3
+            host_link = {{ rate = "25Gbps", cable = "3m" }}
+            fabric_link = {{ rate = "100Gbps", cable = "100m" }}
+            [switch]
+            asic = "trident3"
+            {switch}
+            [pfc]
+            priorities = [3]
+            [[flow]]
+            src = "h0"
+            dst = "h3"
+            size = "1MB"
+            "#
+        )
+    };
+    let s = parse(&fabric(""), "t.toml", "t", &Overrides::default()).unwrap();
+    let v = &s.variants[0];
+    let (sw, pfc) = v.switch_settings(0);
+    let json = super::export::export(sw, pfc, &s.switch_cables(0).unwrap(), v.max_frame()).unwrap();
+    let profiles = json["BUFFER_PROFILE"].as_object().unwrap();
+    let xoff = |name: &str| profiles[name]["xoff"].as_str().unwrap().parse::<u64>().unwrap();
+    // A 100 m cable needs more headroom than a 3 m one, at four times the rate.
+    assert!(xoff("pg_lossless_100000_100m_profile") > 2 * xoff("pg_lossless_25000_3m_profile"));
+    let file = dir.join("leaf0.json");
+    std::fs::write(&file, serde_json::to_string(&json).unwrap()).unwrap();
+    let imported = parse(
+        &fabric(&format!("sonic = \"{}\"", file.display())),
+        "t.toml",
+        "t",
+        &Overrides::default(),
+    )
+    .unwrap();
+    let (a, b) = (
+        &v.resolved.buffers[0].mmu,
+        &imported.variants[0].resolved.buffers[0].mmu,
+    );
+    assert_eq!(
+        a.headroom_bytes(),
+        b.headroom_bytes(),
+        "the same headroom reserved"
+    );
+    assert_eq!(
+        a.shared_pool_bytes(),
+        b.shared_pool_bytes(),
+        "the same shared pool"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -18,6 +18,33 @@ pub struct SwitchLayout {
 /// The buffers of every switch in a topology, in switch order, laid out for a variant.
 pub type SwitchBuffers = Vec<SwitchLayout>;
 
+/// A switch port's lossless headroom (0 without a lossless priority): as the scenario sets it
+/// for the port's rate and cable, else the ASIC profile's fixed one, else what the cable needs;
+/// and what the cable needs (`PfcConfig::headroom_needed`), for a port of `rate` on a cable
+/// of `cable` delay carrying frames up to `max_frame`, in cells of `cell` bytes.
+pub fn port_headroom(
+    sw: &SwitchConfig,
+    pfc: &crate::pfc::PfcConfig,
+    cell: u32,
+    rate: sim_core::BitRate,
+    cable: sim_core::Duration,
+    max_frame: u32,
+) -> (u64, u64) {
+    // Frames spend the pipeline latency inside this switch before it can count them (and a
+    // pause to a switch peer as long inside it): the cable looks that much longer.
+    let delay = cable + sw.latency;
+    let needed =
+        crate::pfc::PfcConfig::headroom_needed(rate, delay, max_frame, pfc.response_time(rate), cell);
+    let h = if pfc.mask().is_empty() {
+        0
+    } else {
+        pfc.headroom_for(rate, cable)
+            .or(sw.profile_headroom())
+            .unwrap_or(needed)
+    };
+    (h, needed)
+}
+
 /// Lay out every switch's MMU, switch number s with the settings `of(s)` gives. Ports are
 /// numbered per node in the order the topology lists its links, as
 /// [`crate::network::Network::build`] numbers them.
@@ -26,7 +53,6 @@ pub fn build_buffers<'a>(
     of: impl Fn(usize) -> (&'a SwitchConfig, &'a crate::pfc::PfcConfig),
     max_frame: u32,
 ) -> Result<SwitchBuffers, FieldError> {
-    use crate::pfc::PfcConfig;
     use crate::topology::NodeKind;
     let mut per_node: Vec<Vec<(sim_core::BitRate, sim_core::Duration)>> = vec![Vec::new(); t.nodes.len()];
     for l in &t.links {
@@ -43,18 +69,7 @@ pub fn build_buffers<'a>(
         let params = sw.mmu_params(lossless, pfc.xoff.map(|b| b.0), pfc.xon_offset.map(|b| b.0));
         let (mut headroom, mut adequate) = (Vec::new(), Vec::new());
         for &(rate, cable) in &per_node[n] {
-            // Frames spend the pipeline latency inside this switch before it can count them
-            // (and a pause to a switch peer as long inside it): the cable looks that much longer.
-            let delay = cable + sw.latency;
-            let needed =
-                PfcConfig::headroom_needed(rate, delay, max_frame, pfc.response_time(rate), params.cell);
-            let h = if lossless.is_empty() {
-                0
-            } else {
-                pfc.headroom_for(rate, cable)
-                    .or(sw.profile_headroom())
-                    .unwrap_or(needed)
-            };
+            let (h, needed) = port_headroom(sw, pfc, params.cell, rate, cable, max_frame);
             headroom.push(h);
             adequate.push(h >= needed);
         }
