@@ -11,15 +11,19 @@
 //! `queues.rs` (queues against their thresholds), `flows.rs` (per-flow dynamics),
 //! `fabric.rs` (link utilisation, ECMP balance), `pauses.rs` (the pause timeline),
 //! `pause_graph.rs` (pause propagation on the topology), `compare.rs` (variants side by side);
-//! `chart.rs` holds the line chart and the unit scales they share.
+//! `chart.rs` holds the line chart and the unit scales they share, `legend.rs` its legends
+//! (placed where the data is not), `pfc_buffers.rs` the lossless buffers against XOFF and
+//! headroom.
 
 mod chart;
 mod compare;
 mod fabric;
 mod fct;
 pub mod flows;
+mod legend;
 mod pause_graph;
 mod pauses;
+mod pfc_buffers;
 mod queues;
 mod time;
 
@@ -179,7 +183,7 @@ pub fn all(dir: &Path, run: &Run, level: Level, quiet: bool, jobs: usize) -> Res
         ("ecmp_balance.png", fabric::ecmp_balance),
         ("pauses.png", pauses::pauses),
         ("pause_graph.png", pause_graph::pause_graph),
-        ("pfc_buffers.png", queues::pfc_buffers),
+        ("pfc_buffers.png", pfc_buffers::pfc_buffers),
     ];
     let chosen: Vec<&(&str, Plot)> = match level {
         Level::None => return Ok(()),
