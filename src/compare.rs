@@ -83,43 +83,32 @@ pub fn markdown(title: &str, rows: &[Row], note: Option<&str>) -> String {
     // Only variants whose flows all completed compete: a run that left flows unfinished is
     // never "best" (its FCTs describe the flows that got through, its goodput is partial).
     let complete: Vec<&Row> = rows.iter().filter(|r| r.complete()).collect();
-    // The best of (value, name) pairs; a tie between every variant names none.
-    let pick = |vals: Vec<(f64, &str)>, lower: bool| {
-        let first = vals.first().map(|v| v.0);
-        if vals.len() > 1 && vals.iter().all(|v| Some(v.0) == first) {
-            return format!("a tie ({} in every variant)", first.unwrap_or(0.0));
-        }
-        vals.iter()
-            .min_by(|a, b| {
-                if lower {
-                    a.0.total_cmp(&b.0)
-                } else {
-                    b.0.total_cmp(&a.0)
-                }
-            })
-            .map(|(_, name)| format!("**{name}**"))
-            .unwrap_or_else(|| "none (no variant completed every flow)".into())
-    };
     let best = |i: usize, lower: bool| {
-        pick(
-            complete
+        let all: Vec<Option<f64>> = rows.iter().map(|r| r.metric(i)).collect();
+        winner(
+            &complete
                 .iter()
                 .filter_map(|r| r.metric(i).map(|v| (v, r.name.as_str())))
-                .collect(),
+                .collect::<Vec<_>>(),
+            &all,
             lower,
         )
     };
     if rows.len() > 1 && note.is_none() {
         let mut first_job = rows.iter().flat_map(|r| r.jobs.iter().map(|j| j.name.as_str()));
         if let Some(job) = first_job.next() {
-            let busbw = complete
+            let busbw: Vec<(f64, &str)> = complete
                 .iter()
                 .filter_map(|r| {
                     let j = r.jobs.iter().find(|j| j.name == job)?;
                     Some((j.busbw_gbps?, r.name.as_str()))
                 })
                 .collect();
-            let _ = write!(s, "\nHighest busbw ({job}): {}.", pick(busbw, false));
+            let all: Vec<Option<f64>> = rows
+                .iter()
+                .map(|r| r.jobs.iter().find(|j| j.name == job).and_then(|j| j.busbw_gbps))
+                .collect();
+            let _ = write!(s, "\nHighest busbw ({job}): {}.", winner(&busbw, &all, false));
         }
         let _ = write!(
             s,
@@ -144,12 +133,69 @@ pub fn markdown(title: &str, rows: &[Row], note: Option<&str>) -> String {
     s
 }
 
-/// Write `report.md` (with `note` first) and, with `png`, `compare.png` into `dir`.
-pub fn write(dir: &Path, title: &str, rows: &[Row], png: bool, note: Option<&str>) -> Result<()> {
+/// The best of the competing variants' `(value, name)` pairs (lower or higher is better),
+/// as report.md names it: no winner when the best value is shared ("a tie", and between
+/// whom when not everyone), nor when every variant, finished or not, has the same value;
+/// a lone competitor is said to be alone.
+pub fn winner(vals: &[(f64, &str)], all: &[Option<f64>], lower: bool) -> String {
+    let Some(&(first, _)) = vals.first() else {
+        return "none (no variant completed every flow)".into();
+    };
+    let best = vals
+        .iter()
+        .map(|v| v.0)
+        .fold(first, |a, b| if lower { a.min(b) } else { a.max(b) });
+    let number = |v: f64| {
+        let t = format!("{v:.3}");
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
+    if all.len() > 1 && all.iter().all(|v| *v == Some(best)) {
+        return format!("a tie ({} in every variant)", number(best));
+    }
+    let tied: Vec<String> = vals
+        .iter()
+        .filter(|v| v.0 == best)
+        .map(|v| format!("**{}**", v.1))
+        .collect();
+    match tied.len() {
+        1 if vals.len() == 1 && all.len() > 1 => {
+            format!("{} (the only variant that completed every flow)", tied[0])
+        }
+        1 => tied[0].clone(),
+        n if n == vals.len() => format!(
+            "a tie ({} in every variant that completed every flow)",
+            number(best)
+        ),
+        n => format!(
+            "a tie between {} and {} ({})",
+            tied[..n - 1].join(", "),
+            tied[n - 1],
+            number(best)
+        ),
+    }
+}
+
+/// Write `report.md` (with `note` first, and the plots not written with why) and, with `png`,
+/// `compare.png` into `dir`.
+pub fn write(
+    dir: &Path,
+    title: &str,
+    rows: &[Row],
+    png: bool,
+    note: Option<&str>,
+    skipped: &[(String, String)],
+) -> Result<()> {
     if png {
         plots::compare(&dir.join("compare.png"), title, rows)?;
     }
-    files::write(&dir.join("report.md"), markdown(title, rows, note).as_bytes())
+    let mut md = markdown(title, rows, note);
+    if !skipped.is_empty() {
+        md += "\n## Plots not written\n\n";
+        for (file, why) in skipped {
+            let _ = writeln!(md, "- `{file}`: {why}.");
+        }
+    }
+    files::write(&dir.join("report.md"), md.as_bytes())
 }
 
 /// Why runs cannot be ranked against each other, if they cannot: they are of different
@@ -219,8 +265,8 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     let inputs: Vec<&Path> = args.dirs.iter().map(PathBuf::as_path).collect();
     let staging = Staging::prepare(&out, Kind::Compare, &inputs)?;
     let title = format!("{} compared", names.join(" vs "));
-    write(staging.dir(), &title, &all, true, note.as_deref())?;
-    crate::html::write(staging.dir(), &title, &all, note.as_deref())?;
+    write(staging.dir(), &title, &all, true, note.as_deref(), &[])?;
+    crate::html::write(staging.dir(), &title, &all, note.as_deref(), &[])?;
     staging.commit().with_context(|| {
         format!(
             "comparison not written to {} (anything there is as it was)",
@@ -229,4 +275,51 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     })?;
     outln!("comparison: {}", out.display());
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::winner;
+
+    #[test]
+    fn a_shared_best_names_no_winner() {
+        let all = [Some(0.0), Some(0.0), Some(0.0)];
+        let vals = [(0.0, "roce"), (0.0, "uec"), (0.0, "rccc")];
+        assert_eq!(winner(&vals, &all, true), "a tie (0 in every variant)");
+        // Unfinished variants do not compete, but a value every variant has is still a tie.
+        assert_eq!(winner(&vals[..1], &all, true), "a tie (0 in every variant)");
+        let all = [Some(0.0), Some(5.0), Some(0.0)];
+        let vals = [(0.0, "roce"), (5.0, "uec"), (0.0, "rccc")];
+        assert_eq!(
+            winner(&vals, &all, true),
+            "a tie between **roce** and **rccc** (0)"
+        );
+        assert_eq!(winner(&vals, &all, false), "**uec**");
+        let four = [(0.0, "a"), (0.0, "b"), (0.0, "c"), (1.0, "d")];
+        let all4 = [Some(0.0), Some(0.0), Some(0.0), Some(1.0)];
+        assert_eq!(
+            winner(&four, &all4, true),
+            "a tie between **a**, **b** and **c** (0)"
+        );
+        assert_eq!(
+            winner(
+                &[(0.0, "a"), (0.0, "b")],
+                &[Some(0.0), Some(0.0), Some(3.0)],
+                true
+            ),
+            "a tie (0 in every variant that completed every flow)"
+        );
+        assert_eq!(
+            winner(&[(1.5, "roce")], &[Some(1.5), Some(0.5)], true),
+            "**roce** (the only variant that completed every flow)"
+        );
+        assert_eq!(
+            winner(&[], &[Some(1.0)], true),
+            "none (no variant completed every flow)"
+        );
+        assert_eq!(
+            winner(&[(12.25, "a"), (12.25, "b")], &[Some(12.25), Some(12.25)], false),
+            "a tie (12.25 in every variant)"
+        );
+    }
 }

@@ -118,7 +118,13 @@ fn table(s: &mut String, header: &[&str], rows: impl Iterator<Item = Vec<String>
 
 /// The page for `rows` (one per variant), with `note` (a caveat a reader must see first)
 /// and the plots and files already in `dir`.
-pub fn page(dir: &Path, title: &str, rows: &[Row], note: Option<&str>) -> Result<String> {
+pub fn page(
+    dir: &Path,
+    title: &str,
+    rows: &[Row],
+    note: Option<&str>,
+    skipped: &[(String, String)],
+) -> Result<String> {
     let mut s = String::new();
     let _ = write!(
         s,
@@ -231,6 +237,13 @@ pub fn page(dir: &Path, title: &str, rows: &[Row], note: Option<&str>) -> Result
             esc(what)
         );
     }
+    if !skipped.is_empty() {
+        s.push_str("<h2>Plots not written</h2>\n<ul>\n");
+        for (file, why) in skipped {
+            let _ = writeln!(s, "<li>{}: {}.</li>", esc(file), esc(why));
+        }
+        s.push_str("</ul>\n");
+    }
     let mut others: Vec<String> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok())
         .filter(|e| e.path().is_file())
@@ -249,9 +262,17 @@ pub fn page(dir: &Path, title: &str, rows: &[Row], note: Option<&str>) -> Result
     Ok(s)
 }
 
-/// Write `report.html` into `dir`, after its plots and other files.
-pub fn write(dir: &Path, title: &str, rows: &[Row], note: Option<&str>) -> Result<()> {
-    files::write(&dir.join("report.html"), page(dir, title, rows, note)?.as_bytes())
+/// Write `report.html` into `dir`, after its plots and other files (`skipped`: the plots
+/// not written, with why).
+pub fn write(
+    dir: &Path,
+    title: &str,
+    rows: &[Row],
+    note: Option<&str>,
+    skipped: &[(String, String)],
+) -> Result<()> {
+    let text = page(dir, title, rows, note, skipped)?;
+    files::write(&dir.join("report.html"), text.as_bytes())
 }
 
 #[cfg(test)]

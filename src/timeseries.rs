@@ -82,7 +82,7 @@ fn rows(w: &mut impl Write, run: &Run) -> std::io::Result<()> {
             Control::Window => Some("flow_window_bytes"),
             Control::None => None,
         };
-        for f in crate::plots::flows::chosen(run, d) {
+        for f in crate::plots::flows::csv_flows(run, d) {
             let Some(col) = fs.column(f) else { continue };
             let key = cells::text(&format!("flow {f}"));
             let key = &key[..];

@@ -3,6 +3,8 @@
 //! calls for ("40 MB", not "40000.0 KB"), on a log axis when they span decades.
 
 use super::Area;
+use super::legend::{Corner, Entry, Unit, draw_legend, freest_corner, legend_size};
+pub use super::legend::{Marks, draw_glyph};
 use anyhow::{Result, anyhow};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -91,9 +93,32 @@ pub struct Series {
     pub color: RGBColor,
     pub dashed: bool,
     pub points: Vec<(f64, f64)>,
+    pub marks: Marks,
+    /// Line width, pixels (0: 2, or 1 for a dense series).
+    pub width: u32,
+    /// A name written on the line at its right end (a threshold read without the legend).
+    pub end_label: Option<String>,
+    /// The end label under the line rather than over it (two thresholds close together).
+    pub end_label_below: bool,
 }
 
-/// A horizontal reference line (a threshold), in the y axis' base unit.
+impl Default for Series {
+    fn default() -> Series {
+        Series {
+            label: String::new(),
+            color: BLACK,
+            dashed: false,
+            points: Vec::new(),
+            marks: Marks::Auto,
+            width: 0,
+            end_label: None,
+            end_label_below: false,
+        }
+    }
+}
+
+/// A horizontal reference line (a threshold), in the y axis' base unit: drawn over the data,
+/// dashed, named at its right end and in the legend with its value.
 pub struct Level {
     pub label: String,
     pub y: f64,
@@ -113,24 +138,47 @@ pub struct Chart<'a> {
     pub caption: u32,
     /// Legend position.
     pub legend: Corner,
+    /// Room either side of a linear x axis' data (a step at the last value stays visible).
+    pub pad_x: bool,
 }
 
-/// Where a chart's legend goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Corner {
-    UpperLeft,
-    UpperRight,
-    LowerRight,
+const MARGIN: u32 = 14;
+const X_LABELS: u32 = 44;
+const Y_LABELS: u32 = 80;
+
+/// Tick text for a linear axis whose ticks are about `step` apart: as many decimals as the
+/// step needs (so no two ticks read the same), trailing zeros dropped.
+pub fn tick_at(v: f64, step: f64) -> String {
+    let decimals = if step > 0.0 && step < 1.0 {
+        ((-step.log10()).ceil() as usize + 1).min(6)
+    } else {
+        0
+    };
+    let s = format!("{v:.decimals$}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    };
+    if s == "-0" { "0".into() } else { s }
 }
 
-impl Corner {
-    fn position(self) -> SeriesLabelPosition {
-        match self {
-            Corner::UpperLeft => SeriesLabelPosition::UpperLeft,
-            Corner::UpperRight => SeriesLabelPosition::UpperRight,
-            Corner::LowerRight => SeriesLabelPosition::LowerRight,
-        }
+/// Tick text on a log axis: its own unit, three significant digits at most.
+fn log_tick(q: Quantity, v: f64) -> String {
+    let s = Scale::for_max(q, v);
+    let x = v / s.div;
+    let digits = if x >= 100.0 {
+        0
+    } else if x >= 10.0 {
+        1
+    } else {
+        2
+    };
+    let mut t = format!("{x:.digits$}");
+    if t.contains('.') {
+        t = t.trim_end_matches('0').trim_end_matches('.').to_string();
     }
+    format!("{t} {}", s.unit).trim_end().to_string()
 }
 
 impl<'a> Chart<'a> {
@@ -144,13 +192,32 @@ impl<'a> Chart<'a> {
             log_x: Some(false),
             log_y: Some(false),
             caption: 24,
-            legend: Corner::UpperRight,
+            legend: Corner::Auto,
+            pad_x: false,
         }
     }
 
     /// True when no series has a point.
     pub fn is_empty(&self) -> bool {
         self.series.iter().all(|s| s.points.is_empty())
+    }
+
+    /// The legend's lines: thresholds, then labelled series.
+    fn legend_labels(&self) -> Vec<String> {
+        self.levels
+            .iter()
+            .map(|l| self.level_text(l))
+            .chain(
+                self.series
+                    .iter()
+                    .filter(|s| !s.label.is_empty())
+                    .map(|s| s.label.clone()),
+            )
+            .collect()
+    }
+
+    fn level_text(&self, l: &Level) -> String {
+        format!("{} ({})", l.label, Scale::for_max(self.y.1, l.y).text(l.y))
     }
 
     pub fn draw(&self, area: &Area) -> Result<()> {
@@ -192,21 +259,6 @@ impl<'a> Chart<'a> {
         } else {
             Scale::for_max(self.y.1, y0.abs().max(y1.abs()))
         };
-        let (xq, yq) = (self.x.1, self.y.1);
-        let x_tick = move |v: &f64| {
-            if log_x {
-                Scale::for_max(xq, *v).text(*v)
-            } else {
-                tick(*v)
-            }
-        };
-        let y_tick = move |v: &f64| {
-            if log_y {
-                Scale::for_max(yq, *v).text(*v)
-            } else {
-                tick(*v)
-            }
-        };
         let (mut x0, mut x1) = (x0 / xs.div, x1 / xs.div);
         let (mut y0, mut y1) = (y0 / ys.div, y1 / ys.div);
         if log_x {
@@ -214,6 +266,9 @@ impl<'a> Chart<'a> {
             x1 *= 1.5;
         } else if x1 <= x0 {
             x1 = x0 + 1.0;
+        } else if self.pad_x {
+            let pad = (x1 - x0) * 0.05;
+            (x0, x1) = (x0 - pad, x1 + pad);
         }
         if log_y {
             y0 = (positive_y / ys.div).min(y1) / 2.0;
@@ -222,11 +277,97 @@ impl<'a> Chart<'a> {
             y0 = y0.min(0.0);
             y1 = if y1 <= y0 { y0 + 1.0 } else { y1 * 1.08 };
         }
-        let mut b = ChartBuilder::on(area);
+        // Plotting-area fractions of a point, on the axes as they stand.
+        let frac = |v: f64, lo: f64, hi: f64, log: bool| {
+            if log {
+                (v.max(f64::MIN_POSITIVE).ln() - lo.ln()) / (hi.ln() - lo.ln())
+            } else {
+                (v - lo) / (hi - lo)
+            }
+        };
+        // The legend goes where the data is not.
+        let labels = self.legend_labels();
+        let mut corner = self.legend;
+        let mut outside = None;
+        if corner == Corner::Auto && !labels.is_empty() {
+            let (w, h) = area.dim_in_pixel();
+            let pw = (w.saturating_sub(2 * MARGIN + Y_LABELS)).max(1) as f64;
+            let ph = (h.saturating_sub(2 * MARGIN + X_LABELS + self.caption + 10)).max(1) as f64;
+            let (lw, lh) = legend_size(&labels);
+            let size = ((lw + 10.0) / pw, (lh + 10.0) / ph);
+            let unit = |y0: f64, y1: f64| -> Unit {
+                let mut out = Vec::new();
+                let to = |p: &(f64, f64)| {
+                    (
+                        frac(p.0 / xs.div, x0, x1, log_x),
+                        frac(p.1 / ys.div, y0, y1, log_y),
+                    )
+                };
+                for s in &self.series {
+                    let v: Vec<(f64, f64)> = s.points.iter().filter(finite).map(to).collect();
+                    out.extend(v.iter().copied());
+                    if !s.marks.dots_only() {
+                        for w in v.windows(2) {
+                            out.extend((1..8).map(|k| {
+                                let f = k as f64 / 8.0;
+                                (w[0].0 + (w[1].0 - w[0].0) * f, w[0].1 + (w[1].1 - w[0].1) * f)
+                            }));
+                        }
+                    }
+                }
+                for l in &self.levels {
+                    let v = frac(l.y / ys.div, y0, y1, log_y);
+                    out.extend((0..=40).map(|k| (k as f64 / 40.0, v)));
+                }
+                out
+            };
+            let (best, n) = freest_corner(&unit(y0, y1), size);
+            corner = best;
+            if n > 0 && size.1 >= 0.45 {
+                // Too tall to make room for inside: beside the plot.
+                outside = Some(lw as u32 + 12);
+            } else if n > 0 {
+                // No free corner: raise the top of the y axis so the data (and thresholds)
+                // stay under the legend's box.
+                let room = 1.0 - size.1;
+                if log_y {
+                    y1 = y0 * (y1 / y0).powf(1.0 / room);
+                } else {
+                    y1 = y0 + (y1 - y0) / room;
+                }
+                corner = freest_corner(&unit(y0, y1), size).0;
+                if !matches!(corner, Corner::UpperLeft | Corner::UpperRight) {
+                    corner = Corner::UpperRight;
+                }
+            }
+        }
+        let (xq, yq) = (self.x.1, self.y.1);
+        let (x_step, y_step) = ((x1 - x0) / 8.0, (y1 - y0) / 8.0);
+        let x_tick = move |v: &f64| {
+            if log_x {
+                log_tick(xq, *v)
+            } else {
+                tick_at(*v, x_step)
+            }
+        };
+        let y_tick = move |v: &f64| {
+            if log_y {
+                log_tick(yq, *v)
+            } else {
+                tick_at(*v, y_step)
+            }
+        };
+        let split = outside.map(|w| area.split_horizontally(area.dim_in_pixel().0.saturating_sub(w)));
+        let main = split.as_ref().map_or(area, |s| &s.0);
+        // Fewer ticks on a small panel, so their labels do not run into each other.
+        let (mw, mh) = main.dim_in_pixel();
+        let x_ticks = (mw.saturating_sub(Y_LABELS) as usize / 75).clamp(3, 8);
+        let y_ticks = (mh.saturating_sub(X_LABELS + self.caption) as usize / 30).clamp(3, 8);
+        let mut b = ChartBuilder::on(main);
         b.caption(self.title, ("sans-serif", self.caption))
-            .margin(14)
-            .x_label_area_size(44)
-            .y_label_area_size(80);
+            .margin(MARGIN)
+            .x_label_area_size(X_LABELS)
+            .y_label_area_size(Y_LABELS);
         let (xl, yl) = (xs.label(self.x.0), ys.label(self.y.0));
         macro_rules! body {
             ($chart:expr) => {{
@@ -235,32 +376,17 @@ impl<'a> Chart<'a> {
                     .configure_mesh()
                     .x_desc(xl.as_str())
                     .y_desc(yl.as_str())
-                    .x_labels(8)
-                    .y_labels(8)
+                    .x_labels(x_ticks)
+                    .y_labels(y_ticks)
                     .x_label_formatter(&x_tick)
                     .y_label_formatter(&y_tick)
                     .label_style(("sans-serif", 15))
+                    .light_line_style(RGBColor(235, 235, 235))
                     .draw()
                     .map_err(e)?;
                 let ok = |p: &(f64, f64)| (!log_x || p.0 > 0.0) && (!log_y || p.1 > 0.0);
-                for l in &self.levels {
-                    let c = l.color;
-                    let y = l.y / ys.div;
-                    chart
-                        .draw_series(DashedLineSeries::new(
-                            vec![(x0, y), (x1, y)],
-                            8,
-                            5,
-                            c.stroke_width(2),
-                        ))
-                        .map_err(e)?
-                        .label(format!(
-                            "{} ({})",
-                            l.label,
-                            Scale::for_max(self.y.1, l.y).text(l.y)
-                        ))
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
-                }
+                let mut ends = Vec::new();
+                let (mut entries, mut levels) = (Vec::new(), Vec::new());
                 for s in &self.series {
                     let c = s.color;
                     let pts: Vec<(f64, f64)> = s
@@ -270,38 +396,106 @@ impl<'a> Chart<'a> {
                         .map(|p| (p.0 / xs.div, p.1 / ys.div))
                         .filter(ok)
                         .collect();
-                    if pts.len() < 40 {
+                    if let (Some(text), Some(&last)) = (&s.end_label, pts.last()) {
+                        ends.push((text.clone(), last, c, s.end_label_below));
+                    }
+                    let dots = match s.marks {
+                        Marks::Auto => pts.len() < 40,
+                        Marks::Line => false,
+                        Marks::Dots | Marks::Rings => true,
+                    };
+                    if dots {
+                        let (r, style) = match s.marks {
+                            Marks::Dots => (6, c.filled()),
+                            Marks::Rings => (8, c.stroke_width(2)),
+                            _ => (4, c.filled()),
+                        };
                         chart
-                            .draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled())))
+                            .draw_series(pts.iter().map(|&p| Circle::new(p, r, style)))
                             .map_err(e)?;
                     }
                     // Wide lines join with mitres, which spike at the sharp turns of a dense,
                     // jagged series: dense series are drawn one pixel wide.
-                    let width = if pts.len() > 150 { 1 } else { 2 };
-                    let drawn = if s.dashed {
-                        chart
-                            .draw_series(DashedLineSeries::new(pts, 10, 6, c.stroke_width(width)))
-                            .map_err(e)?
-                    } else {
-                        chart
-                            .draw_series(LineSeries::new(pts, c.stroke_width(width)))
-                            .map_err(e)?
+                    let width = match s.width {
+                        0 if pts.len() > 150 => 1,
+                        0 => 2,
+                        w => w,
                     };
+                    match (s.marks, s.dashed) {
+                        (Marks::Dots | Marks::Rings, _) => {}
+                        (_, true) => {
+                            chart
+                                .draw_series(DashedLineSeries::new(pts, 10, 6, c.stroke_width(width)))
+                                .map_err(e)?;
+                        }
+                        (_, false) => {
+                            chart
+                                .draw_series(LineSeries::new(pts, c.stroke_width(width)))
+                                .map_err(e)?;
+                        }
+                    }
                     if !s.label.is_empty() {
-                        drawn.label(s.label.as_str()).legend(move |(x, y)| {
-                            PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(3))
+                        entries.push(Entry {
+                            text: s.label.clone(),
+                            color: c,
+                            dashed: s.dashed,
+                            marks: s.marks,
+                            width: 3,
                         });
                     }
                 }
-                if self.series.iter().any(|s| !s.label.is_empty()) || !self.levels.is_empty() {
+                // Thresholds over the data, so the data never hides them.
+                for l in &self.levels {
+                    let c = l.color;
+                    let y = l.y / ys.div;
                     chart
-                        .configure_series_labels()
-                        .position(self.legend.position())
-                        .background_style(WHITE.mix(0.85))
-                        .border_style(BLACK.mix(0.5))
-                        .label_font(("sans-serif", 14))
-                        .draw()
+                        .draw_series(DashedLineSeries::new(
+                            vec![(x0, y), (x1, y)],
+                            12,
+                            6,
+                            c.stroke_width(2),
+                        ))
                         .map_err(e)?;
+                    levels.push(Entry {
+                        text: self.level_text(l),
+                        color: c,
+                        dashed: true,
+                        marks: Marks::Line,
+                        width: 2,
+                    });
+                    if labels.is_empty() {
+                        ends.push((l.label.clone(), (x1, y), c, false));
+                    }
+                }
+                for (text, (x, y), c, under) in ends {
+                    let (px, py) = chart.backend_coord(&(x, y));
+                    let v = if under { VPos::Top } else { VPos::Bottom };
+                    let style = ("sans-serif", 13)
+                        .into_font()
+                        .color(&c)
+                        .pos(Pos::new(HPos::Right, v));
+                    let base = main.get_base_pixel();
+                    let dy = if under { 4 } else { -3 };
+                    main.draw(&Text::new(text, (px - base.0 - 4, py - base.1 + dy), style))
+                        .map_err(e)?;
+                }
+                if !labels.is_empty() {
+                    levels.extend(entries);
+                    let (xr, yr) = chart.plotting_area().get_pixel_range();
+                    let base = main.get_base_pixel();
+                    let plot = (
+                        xr.start - base.0,
+                        yr.start - base.1,
+                        xr.end - base.0,
+                        yr.end - base.1,
+                    );
+                    match &split {
+                        Some((_, side)) => {
+                            let w = side.dim_in_pixel().0 as i32;
+                            draw_legend(side, (-5, plot.1, w, plot.3), Corner::UpperLeft, &levels)?
+                        }
+                        None => draw_legend(main, plot, corner, &levels)?,
+                    }
                 }
             }};
         }
@@ -316,6 +510,21 @@ impl<'a> Chart<'a> {
         }
         Ok(())
     }
+}
+
+/// Names in natural order (`leaf2` before `leaf10`).
+pub fn natural_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let key = |s: &str| {
+        let split = s.find(|c: char| c.is_ascii_digit()).unwrap_or(s.len());
+        let (head, tail) = s.split_at(split);
+        let digits: String = tail.chars().take_while(|c| c.is_ascii_digit()).collect();
+        (
+            head.to_string(),
+            digits.parse::<u64>().unwrap_or(0),
+            tail.to_string(),
+        )
+    };
+    key(a).cmp(&key(b))
 }
 
 /// A tick label: no trailing ".0", few digits.
@@ -369,5 +578,16 @@ mod tests {
         );
         assert_eq!(tick(1000000.0), "1000000");
         assert_eq!(tick(2.5), "2.5");
+    }
+
+    #[test]
+    fn ticks_are_distinct_at_any_step() {
+        let step = 0.01;
+        let ticks: Vec<String> = (0..8).map(|i| tick_at(1.0 + i as f64 * step, step)).collect();
+        let unique: std::collections::BTreeSet<&String> = ticks.iter().collect();
+        assert_eq!(unique.len(), ticks.len(), "{ticks:?}");
+        assert_eq!(tick_at(0.5, 0.25), "0.5");
+        assert_eq!(tick_at(200.0, 50.0), "200");
+        assert_eq!(log_tick(Quantity::Bytes, 1_250_000.0), "1.25 MB");
     }
 }

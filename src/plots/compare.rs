@@ -5,6 +5,7 @@ use super::{e, png, variant_color};
 use crate::metrics::{Row, panels};
 use anyhow::Result;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 
 /// `compare.png`: one bar chart per metric, a bar per variant.
@@ -27,7 +28,8 @@ pub fn compare(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
                 .map_err(e)?;
                 continue;
             }
-            let max = top * 1.2;
+            // Room over the tallest bar for its value, upright if need be.
+            let max = top * if rows.len() > 5 { 1.45 } else { 1.2 };
             let mut chart = ChartBuilder::on(cell)
                 .caption(format!("{label} ({unit})"), ("sans-serif", 18))
                 .margin(10)
@@ -43,13 +45,24 @@ pub fn compare(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
                 .label_style(("sans-serif", 12))
                 .draw()
                 .map_err(e)?;
+            // A value over each bar, centred on it, as short as its precision allows;
+            // turned upright when bars are too narrow for it to fit across.
+            let slot = {
+                let (a, _) = chart.backend_coord(&(0.0, 0.0));
+                let (b, _) = chart.backend_coord(&(1.0, 0.0));
+                (b - a).max(1)
+            };
             for (i, v) in p.values.iter().enumerate() {
+                let x = i as f64 + 0.5;
                 let Some(v) = *v else {
                     chart
                         .draw_series(std::iter::once(Text::new(
                             "n/a".to_string(),
-                            (i as f64 + 0.2, max * 0.02),
-                            ("sans-serif", 12),
+                            (x, max * 0.02),
+                            ("sans-serif", 12)
+                                .into_font()
+                                .color(&BLACK)
+                                .pos(Pos::new(HPos::Center, VPos::Bottom)),
                         )))
                         .map_err(e)?;
                     continue;
@@ -61,18 +74,21 @@ pub fn compare(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
                         c.filled(),
                     )))
                     .map_err(e)?;
-                let text = if p.count {
-                    format!("{v:.0}")
+                let text = value_text(v, p.count, top);
+                let font = ("sans-serif", 13).into_font();
+                let wide = font.box_size(&text).map_or(0, |b| b.0 as i32) + 4 > slot;
+                let (px, py) = chart.backend_coord(&(x, v));
+                let base = cell.get_base_pixel();
+                let at = (px - base.0, py - base.1 - 3);
+                let style = if wide {
+                    font.transform(FontTransform::Rotate270)
+                        .into_text_style(cell)
+                        .pos(Pos::new(HPos::Left, VPos::Center))
                 } else {
-                    format!("{v:.1}")
+                    font.into_text_style(cell)
+                        .pos(Pos::new(HPos::Center, VPos::Bottom))
                 };
-                chart
-                    .draw_series(std::iter::once(Text::new(
-                        text,
-                        (i as f64 + 0.2, v + max * 0.02),
-                        ("sans-serif", 12),
-                    )))
-                    .map_err(e)?;
+                cell.draw(&Text::new(text, at, style)).map_err(e)?;
             }
         }
         // The legend: variant colours.
@@ -94,4 +110,38 @@ pub fn compare(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
         }
         Ok(())
     })
+}
+
+/// A bar's value in at most five characters: counts whole, others with a decimal under 100,
+/// in thousands or millions when the panel's largest value (`top`) is ("2.4k" beside
+/// "10.5k", not "2407").
+pub fn value_text(v: f64, count: bool, top: f64) -> String {
+    let a = top.abs().max(v.abs());
+    if v == 0.0 {
+        "0".into()
+    } else if a >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.1}k", v / 1e3)
+    } else if count || v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::value_text;
+
+    #[test]
+    fn bar_values_are_short() {
+        assert_eq!(value_text(10482.1, false, 10482.1), "10.5k");
+        assert_eq!(value_text(2406.9, false, 10482.1), "2.4k");
+        assert_eq!(value_text(356.6, false, 356.6), "357");
+        assert_eq!(value_text(12.34, false, 356.5), "12.3");
+        assert_eq!(value_text(2627.0, true, 2627.0), "2627");
+        assert_eq!(value_text(0.0, true, 25346.0), "0");
+        assert_eq!(value_text(2_410_000.0, true, 2_410_000.0), "2.41M");
+    }
 }

@@ -3,11 +3,12 @@
 //! carried against its own switch's other uplinks (`ecmp_balance.png`), where ECMP's hash
 //! collisions show as tall and empty bars and the traffic matrix does not.
 
-use super::chart::{Quantity, Scale, tick};
-use super::{Outcome, Run, VariantData, png, png_sized};
+use super::chart::{Quantity, Scale, natural_order as natural, tick};
+use super::{Outcome, Run, VariantData, png};
 use anyhow::Result;
 use models::topology::{NodeKind, Topology};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -57,9 +58,54 @@ fn heat(u: f64) -> RGBColor {
     RGBColor(mix(ca.0, cb.0), mix(ca.1, cb.1), mix(ca.2, cb.2))
 }
 
-/// Rows of the heat map: groups of sampled ports (indices), each with a label, ordered by
-/// tier (highest first), then switch, then port; merged to at most `max` rows.
-fn rows(d: &VariantData, tier: &HashMap<String, usize>, max: usize) -> Vec<(String, Vec<usize>)> {
+/// Pixels per labelled row at the least.
+const ROW_PX: u32 = 15;
+/// Ports that keep a row of their own when ports are grouped: the most paused, the hottest.
+const PAUSED_ROWS: usize = 4;
+const HOT_ROWS: usize = 3;
+/// Paused time is drawn in this colour over the heat (utilisation never is blue).
+const PAUSED: RGBColor = RGBColor(30, 90, 200);
+
+/// One row of the heat map: its label, the sampled ports it averages, the times PFC paused
+/// them, and whether it stands out (paused, or among the hottest).
+struct Row {
+    label: String,
+    members: Vec<usize>,
+    paused: Vec<(f64, f64)>,
+    marked: bool,
+}
+
+/// Each sampled port's PFC pause intervals (ns), from the XOFFs and XONs its peer sent it:
+/// an XOFF from `a`'s port `to-b#k` pauses `b`'s port `to-a#k`.
+fn paused_intervals(d: &VariantData, end: f64) -> HashMap<usize, Vec<(f64, f64)>> {
+    let s = &d.telemetry.sampler;
+    let index: HashMap<(String, String), usize> = (0..s.ports.len())
+        .filter_map(|i| d.telemetry.labels.get(&s.ports[i].0).map(|l| (l.clone(), i)))
+        .collect();
+    let mut out: HashMap<usize, Vec<(f64, f64)>> = HashMap::new();
+    for ((p, _), bars) in super::pauses::intervals(d, end) {
+        let Some((node, port)) = d.telemetry.labels.get(&p) else {
+            continue;
+        };
+        let Some(rest) = port.strip_prefix("to-") else {
+            continue;
+        };
+        let (peer, nth) = match rest.split_once('#') {
+            Some((peer, k)) => (peer, format!("#{k}")),
+            None => (rest, String::new()),
+        };
+        if let Some(&i) = index.get(&(peer.to_string(), format!("to-{node}{nth}"))) {
+            out.entry(i).or_default().extend(bars);
+        }
+    }
+    out
+}
+
+/// Rows of the heat map, ordered by tier (highest first), then switch, then port: a row per
+/// port when `max` rows allow it; else the most paused and hottest ports keep rows of their
+/// own (labelled) and the others are grouped by switch, then by runs of switches, each group
+/// labelled with its switches and port count.
+fn rows(d: &VariantData, tier: &HashMap<String, usize>, max: usize, end: f64) -> Vec<Row> {
     let s = &d.telemetry.sampler;
     let mut ports: Vec<(usize, String, String, usize)> = (0..s.ports.len())
         .map(|i| {
@@ -69,39 +115,133 @@ fn rows(d: &VariantData, tier: &HashMap<String, usize>, max: usize) -> Vec<(Stri
         })
         .collect();
     ports.sort_by(|a, b| b.0.cmp(&a.0).then(natural(&a.1, &b.1)).then(natural(&a.2, &b.2)));
-    let per = ports.len().div_ceil(max.max(1)).max(1);
-    ports
-        .chunks(per)
-        .map(|c| {
-            let label = if per == 1 {
-                format!("{} {}", c[0].1, c[0].2)
-            } else if c[0].1 == c[c.len() - 1].1 {
+    let paused = paused_intervals(d, end);
+    let paused_for = |i: usize| {
+        paused
+            .get(&i)
+            .map_or(0.0, |v| v.iter().map(|b| b.1 - b.0).sum::<f64>())
+    };
+    let busy = |i: usize| (0..s.times.len()).map(|k| s.utilisation(i, k)).sum::<f64>();
+    let own_label = |i: usize, node: &str, port: &str| match paused_for(i) {
+        p if p > 0.0 => format!("{node} {port}, paused {:.0} %", 100.0 * p / end.max(1.0)),
+        _ => format!("{node} {port}"),
+    };
+    if ports.len() <= max.max(1) {
+        return ports
+            .iter()
+            .map(|(_, node, port, i)| Row {
+                label: own_label(*i, node, port),
+                members: vec![*i],
+                paused: paused.get(i).cloned().unwrap_or_default(),
+                marked: paused_for(*i) > 0.0,
+            })
+            .collect();
+    }
+    // The ports that keep their own rows.
+    let mut by_pause: Vec<usize> = ports
+        .iter()
+        .map(|p| p.3)
+        .filter(|&i| paused_for(i) > 0.0)
+        .collect();
+    by_pause.sort_by(|&a, &b| paused_for(b).total_cmp(&paused_for(a)));
+    let mut by_heat: Vec<usize> = ports.iter().map(|p| p.3).collect();
+    by_heat.sort_by(|&a, &b| busy(b).total_cmp(&busy(a)));
+    // At most half the rows, the rest for the groups.
+    let half = (max / 2).max(1);
+    let mut own: Vec<usize> = by_pause.into_iter().take(PAUSED_ROWS.min(half)).collect();
+    for i in by_heat.into_iter().filter(|&i| busy(i) > 0.0).take(HOT_ROWS) {
+        if !own.contains(&i) && own.len() < half {
+            own.push(i);
+        }
+    }
+    // The others by switch; runs of switches of a tier when there are too many switches.
+    let mut switches: Vec<(usize, String, Vec<usize>)> = Vec::new();
+    for (t, node, _, i) in ports.iter().filter(|p| !own.contains(&p.3)) {
+        match switches.last_mut() {
+            Some(last) if last.1 == *node => last.2.push(*i),
+            _ => switches.push((*t, node.clone(), vec![*i])),
+        }
+    }
+    let room = max.saturating_sub(own.len()).max(1);
+    let per = switches.len().div_ceil(room).max(1);
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    let others: usize = switches.iter().map(|sw| sw.2.len()).sum();
+    if switches.len() * 2 <= room {
+        // Few switches: runs of ports within each, as many rows as there is room for.
+        let per_port = others.div_ceil(room).max(1);
+        let name = |i: usize| {
+            ports
+                .iter()
+                .find(|p| p.3 == i)
+                .map_or(String::new(), |p| p.2.clone())
+        };
+        for (_, node, members) in &switches {
+            for c in members.chunks(per_port) {
+                let label = match c {
+                    [one] => format!("{node} {}", name(*one)),
+                    _ => format!("{node} {}..{} ({})", name(c[0]), name(c[c.len() - 1]), c.len()),
+                };
+                groups.push((label, c.to_vec()));
+            }
+        }
+    }
+    let by_port = !groups.is_empty();
+    for run in switches.chunk_by(|a, b| a.0 == b.0).filter(|_| !by_port) {
+        for c in run.chunks(per) {
+            let members: Vec<usize> = c.iter().flat_map(|sw| sw.2.iter().copied()).collect();
+            let names = if c.len() == 1 {
                 c[0].1.clone()
             } else {
                 format!("{}..{}", c[0].1, c[c.len() - 1].1)
             };
-            (label, c.iter().map(|p| p.3).collect())
+            let what = crate::console::count(members.len() as u64, "port", "ports");
+            // A switch with a port on a row of its own: these are its other ports.
+            let split = own
+                .iter()
+                .any(|&i| ports.iter().any(|p| p.3 == i && c.iter().any(|sw| sw.1 == p.1)));
+            let label = if split {
+                format!("{names}, {what} more")
+            } else {
+                format!("{names}, {what}")
+            };
+            groups.push((label, members));
+        }
+    }
+    // Own rows sit just before their switch's group (in the ports' order).
+    let pos = |i: usize| ports.iter().position(|p| p.3 == i).unwrap_or(0);
+    let mut out: Vec<(usize, Row)> = groups
+        .into_iter()
+        .map(|(label, members)| {
+            let mut bars: Vec<(f64, f64)> = members
+                .iter()
+                .flat_map(|i| paused.get(i).cloned().unwrap_or_default())
+                .collect();
+            bars.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (
+                members.iter().map(|&i| pos(i)).min().unwrap_or(0),
+                Row {
+                    label,
+                    members,
+                    paused: bars,
+                    marked: false,
+                },
+            )
         })
-        .collect()
-}
-
-/// Names in natural order (`leaf2` before `leaf10`).
-pub fn natural_order(a: &str, b: &str) -> std::cmp::Ordering {
-    natural(a, b)
-}
-
-fn natural(a: &str, b: &str) -> std::cmp::Ordering {
-    let key = |s: &str| {
-        let split = s.find(|c: char| c.is_ascii_digit()).unwrap_or(s.len());
-        let (head, tail) = s.split_at(split);
-        let digits: String = tail.chars().take_while(|c| c.is_ascii_digit()).collect();
-        (
-            head.to_string(),
-            digits.parse::<u64>().unwrap_or(0),
-            tail.to_string(),
-        )
-    };
-    key(a).cmp(&key(b))
+        .collect();
+    for &i in &own {
+        let p = &ports[pos(i)];
+        out.push((
+            pos(i),
+            Row {
+                label: own_label(i, &p.1, &p.2),
+                members: vec![i],
+                paused: paused.get(&i).cloned().unwrap_or_default(),
+                marked: true,
+            },
+        ));
+    }
+    out.sort_by_key(|r| r.0);
+    out.into_iter().map(|r| r.1).collect()
 }
 
 pub fn link_utilisation(path: &Path, run: &Run) -> Result<Outcome> {
@@ -115,15 +255,14 @@ pub fn link_utilisation(path: &Path, run: &Run) -> Result<Outcome> {
         ));
     }
     let tier = tiers(&run.scenario.topology);
-    let height = (460 * run.variants.len() as u32).clamp(super::HEIGHT, 2000);
-    png_sized(path, (super::WIDTH, height), |root| {
-        let (top, body) = root.split_vertically(44);
+    png(path, |root| {
+        let (top, body) = root.split_vertically(40);
         top.titled(
             &format!(
-                "{}: switch port transmit utilisation (highest tier at the top)",
+                "{}: switch port transmit utilisation, PFC-paused time in blue (highest tier at the top)",
                 run.title
             ),
-            ("sans-serif", 22),
+            ("sans-serif", 20),
         )
         .map_err(super::e)?;
         let (maps, bar) = body.split_horizontally(super::WIDTH - 110);
@@ -146,61 +285,81 @@ pub fn link_utilisation(path: &Path, run: &Run) -> Result<Outcome> {
 fn draw_map(cell: &super::Area, d: &VariantData, tier: &HashMap<String, usize>, end: f64) -> Result<()> {
     let s = &d.telemetry.sampler;
     let (_, h) = cell.dim_in_pixel();
-    let groups = rows(d, tier, (h as usize / 4).clamp(8, 300));
+    let rows_px = h.saturating_sub(14 + 30 + 16);
+    let groups = rows(d, tier, (rows_px / ROW_PX) as usize, end);
     let n = s.times.len();
     let ts = Scale::for_max(Quantity::Time, end);
     let cols = n.clamp(1, 240);
     let per = n.div_ceil(cols).max(1);
-    let labels: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();
+    let longest = groups.iter().map(|g| g.label.len()).max().unwrap_or(10) as u32;
     let mut chart = ChartBuilder::on(cell)
-        .caption(d.name(), ("sans-serif", 17))
-        .margin(10)
-        .x_label_area_size(40)
-        .y_label_area_size(170)
-        .build_cartesian_2d(0.0..end / ts.div, 0.0..groups.len() as f64)
+        .caption(d.name(), ("sans-serif", 14))
+        .margin(6)
+        .x_label_area_size(30)
+        .y_label_area_size((longest * 7 + 12).clamp(90, 300))
+        .build_cartesian_2d(0.0..end / ts.div, 0.0..groups.len().max(1) as f64)
         .map_err(super::e)?;
-    let step = groups.len().div_ceil(24).max(1);
     chart
         .configure_mesh()
         .disable_mesh()
         .x_desc(ts.label("time"))
         .x_label_formatter(&|v| tick(*v))
-        .y_labels(groups.len().min(25))
-        .y_label_formatter(&|y| {
-            let i = y.floor() as usize;
-            if i % step == 0 {
-                labels
-                    .get(groups.len().saturating_sub(i + 1))
-                    .cloned()
-                    .unwrap_or_default()
-            } else {
-                String::new()
-            }
-        })
+        .y_labels(0)
         .label_style(("sans-serif", 12))
         .draw()
         .map_err(super::e)?;
     let mut rects = Vec::new();
-    for (r, (_, members)) in groups.iter().enumerate() {
+    let mut pauses = Vec::new();
+    for (r, row) in groups.iter().enumerate() {
         let y = (groups.len() - 1 - r) as f64;
         for c in 0..n.div_ceil(per) {
             let ks: Vec<usize> = (c * per + 1..((c + 1) * per + 1).min(n)).collect();
             if ks.is_empty() {
                 continue;
             }
-            let u: f64 = members
+            let u: f64 = row
+                .members
                 .iter()
                 .map(|&i| ks.iter().map(|&k| s.utilisation(i, k)).sum::<f64>())
                 .sum::<f64>()
-                / (members.len() * ks.len()) as f64;
+                / (row.members.len() * ks.len()) as f64;
             let (t0, t1) = (
                 s.times[ks[0] - 1].as_ns_f64() / ts.div,
                 s.times[*ks.last().unwrap()].as_ns_f64() / ts.div,
             );
             rects.push(Rectangle::new([(t0, y), (t1, y + 1.0)], heat(u).filled()));
         }
+        // Paused time: a band along the bottom third of the row.
+        let min_width = end / ts.div * 0.002;
+        for &(a, b) in &row.paused {
+            let (a, b) = (a / ts.div, b / ts.div);
+            pauses.push(Rectangle::new(
+                [(a, y + 0.04), (b.max(a + min_width), y + 0.36)],
+                PAUSED.filled(),
+            ));
+        }
     }
     chart.draw_series(rects).map_err(super::e)?;
+    chart.draw_series(pauses).map_err(super::e)?;
+    // Row labels, each centred on its row; rows apart by a thin line when grouped.
+    let base = cell.get_base_pixel();
+    let (x0, _) = chart.backend_coord(&(0.0, 0.0));
+    for (r, row) in groups.iter().enumerate() {
+        let y = (groups.len() - 1 - r) as f64 + 0.5;
+        let (_, py) = chart.backend_coord(&(0.0, y));
+        let color = if row.paused.is_empty() { BLACK } else { PAUSED };
+        let style = ("sans-serif", 12)
+            .into_font()
+            .color(&color)
+            .pos(Pos::new(HPos::Right, VPos::Center));
+        let text = if row.marked {
+            format!("\u{25b8} {}", row.label)
+        } else {
+            row.label.clone()
+        };
+        cell.draw(&Text::new(text, (x0 - base.0 - 6, py - base.1), style))
+            .map_err(super::e)?;
+    }
     Ok(())
 }
 
@@ -218,6 +377,11 @@ fn color_bar(area: &super::Area) -> Result<()> {
             .map_err(super::e)?;
     }
     area.draw(&Text::new("utilisation", (5, top - 30), ("sans-serif", 14)))
+        .map_err(super::e)?;
+    let y = bottom + 22;
+    area.draw(&Rectangle::new([(20, y), (45, y + 10)], PAUSED.filled()))
+        .map_err(super::e)?;
+    area.draw(&Text::new("paused", (50, y - 2), ("sans-serif", 14)))
         .map_err(super::e)?;
     Ok(())
 }
@@ -278,7 +442,8 @@ pub fn ecmp_balance(path: &Path, run: &Run) -> Result<Outcome> {
 /// than another is the traffic matrix; uplinks of one switch that differ are the hash (or the
 /// load balancer). Switches whose uplinks carried nothing are left out.
 fn draw_balance(cell: &super::Area, d: &VariantData, ups: &[(String, String, u64)]) -> Result<()> {
-    let mut bars: Vec<(String, f64)> = Vec::new();
+    // (switch, port, sent / its switch's mean)
+    let mut bars: Vec<(String, String, f64)> = Vec::new();
     let mut worst: Option<(f64, &str)> = None;
     let mut switches = 0;
     for group in ups.chunk_by(|a, b| a.0 == b.0) {
@@ -294,58 +459,88 @@ fn draw_balance(cell: &super::Area, d: &VariantData, ups: &[(String, String, u64
         bars.extend(
             group
                 .iter()
-                .map(|u| (format!("{} {}", u.0, u.1), u.2 as f64 / mean)),
+                .map(|u| (u.0.clone(), u.1.clone(), u.2 as f64 / mean)),
         );
     }
-    let max = bars.iter().map(|b| b.1).fold(1.0, f64::max);
-    let min = bars.iter().map(|b| b.1).fold(f64::INFINITY, f64::min);
+    let max = bars.iter().map(|b| b.2).fold(1.0, f64::max);
+    let min = bars.iter().map(|b| b.2).fold(f64::INFINITY, f64::min);
     // Many uplinks: sorted, so the spread reads as a profile.
     let sorted = bars.len() > 96;
     if sorted {
-        bars.sort_by(|a, b| b.1.total_cmp(&a.1));
+        bars.sort_by(|a, b| b.2.total_cmp(&a.2));
     }
     let caption = format!(
-        "{}: {} uplinks of {switches} switches{}; dashed: an even split. Busiest / its switch's mean = {:.2}{}, least = {:.2}",
+        "{}: {} of {}{}; dashed: an even split. Busiest / its switch's mean = {:.2}{}, least = {:.2}",
         d.name(),
-        bars.len(),
+        crate::console::count(bars.len() as u64, "uplink", "uplinks"),
+        crate::console::count(switches, "switch", "switches"),
         if sorted { " (sorted)" } else { "" },
         max,
         worst.map(|(_, s)| format!(" ({s})")).unwrap_or_default(),
         if min.is_finite() { min } else { 0.0 }
     );
+    // Each bar named upright under it when the panel is tall enough and the bars wide
+    // enough; else each switch named under its run of bars.
+    let (w, h) = cell.dim_in_pixel();
+    let upright = !sorted && h >= 300 && (w as usize).saturating_sub(90) / bars.len().max(1) >= 13;
     let mut chart = ChartBuilder::on(cell)
-        .caption(caption, ("sans-serif", 16))
-        .margin(10)
-        .x_label_area_size(if sorted { 20 } else { 90 })
+        .caption(caption, ("sans-serif", 15))
+        .margin(8)
+        .x_label_area_size(match (sorted, upright) {
+            (true, _) => 12,
+            (false, true) => 105,
+            (false, false) => 24,
+        })
         .y_label_area_size(70)
         .build_cartesian_2d(-0.5..bars.len().max(1) as f64 - 0.5, 0.0..max * 1.15)
         .map_err(super::e)?;
-    let names: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
-    let step = names.len().div_ceil(32).max(1);
     chart
         .configure_mesh()
         .disable_x_mesh()
         .y_desc("sent / switch's uplink mean")
         .y_label_formatter(&|v| tick(*v))
-        .x_labels(if sorted { 0 } else { names.len().min(40) + 2 })
-        .x_label_formatter(&|x| {
-            let i = x.round() as usize;
-            if (x - x.round()).abs() < 1e-6 && i % step == 0 {
-                names.get(i).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        })
-        .x_label_style(("sans-serif", 11).into_font().transform(FontTransform::Rotate90))
+        .x_labels(0)
         .label_style(("sans-serif", 12))
         .draw()
         .map_err(super::e)?;
+    let base = cell.get_base_pixel();
+    let at = |x: f64| {
+        let (px, py) = chart.backend_coord(&(x, 0.0));
+        (px - base.0, py - base.1 + 4)
+    };
+    if upright {
+        let style = ("sans-serif", 11)
+            .into_font()
+            .transform(FontTransform::Rotate90)
+            .into_text_style(cell)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        for (i, b) in bars.iter().enumerate() {
+            cell.draw(&Text::new(
+                format!("{} {}", b.0, b.1),
+                at(i as f64),
+                style.clone(),
+            ))
+            .map_err(super::e)?;
+        }
+    } else if !sorted {
+        let style = ("sans-serif", 12)
+            .into_font()
+            .into_text_style(cell)
+            .pos(Pos::new(HPos::Center, VPos::Top));
+        let mut start = 0;
+        for run in bars.chunk_by(|a, b| a.0 == b.0) {
+            let mid = start as f64 + (run.len() as f64 - 1.0) / 2.0;
+            cell.draw(&Text::new(run[0].0.clone(), at(mid), style.clone()))
+                .map_err(super::e)?;
+            start += run.len();
+        }
+    }
     let c = d.color();
     chart
         .draw_series(
             bars.iter()
                 .enumerate()
-                .map(|(i, b)| Rectangle::new([(i as f64 - 0.4, 0.0), (i as f64 + 0.4, b.1)], c.filled())),
+                .map(|(i, b)| Rectangle::new([(i as f64 - 0.4, 0.0), (i as f64 + 0.4, b.2)], c.filled())),
         )
         .map_err(super::e)?;
     chart

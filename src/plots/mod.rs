@@ -11,15 +11,19 @@
 //! `queues.rs` (queues against their thresholds), `flows.rs` (per-flow dynamics),
 //! `fabric.rs` (link utilisation, ECMP balance), `pauses.rs` (the pause timeline),
 //! `pause_graph.rs` (pause propagation on the topology), `compare.rs` (variants side by side);
-//! `chart.rs` holds the line chart and the unit scales they share.
+//! `chart.rs` holds the line chart and the unit scales they share, `legend.rs` its legends
+//! (placed where the data is not), `pfc_buffers.rs` the lossless buffers against XOFF and
+//! headroom.
 
 mod chart;
 mod compare;
 mod fabric;
 mod fct;
 pub mod flows;
+mod legend;
 mod pause_graph;
 mod pauses;
+mod pfc_buffers;
 mod queues;
 mod time;
 
@@ -162,9 +166,9 @@ pub(crate) fn png_sized(path: &Path, size: (u32, u32), draw: impl FnOnce(&Area) 
 }
 
 /// Every plot of `run` that `level` asks for and that has something to show, drawn on up to
-/// `jobs` threads (each plot is its own file, so the files are the same whatever `jobs`); a
-/// line on stderr names each one left out and why (unless `quiet`).
-pub fn all(dir: &Path, run: &Run, level: Level, quiet: bool, jobs: usize) -> Result<()> {
+/// `jobs` threads (each plot is its own file, so the files are the same whatever `jobs`).
+/// Returns the plots left out, each with why; a line on stderr names them (unless `quiet`).
+pub fn all(dir: &Path, run: &Run, level: Level, quiet: bool, jobs: usize) -> Result<Vec<(String, String)>> {
     type Plot = fn(&Path, &Run) -> Result<Outcome>;
     let summary: [(&str, Plot); 3] = [
         ("fct_cdf.png", fct::cdf),
@@ -179,10 +183,10 @@ pub fn all(dir: &Path, run: &Run, level: Level, quiet: bool, jobs: usize) -> Res
         ("ecmp_balance.png", fabric::ecmp_balance),
         ("pauses.png", pauses::pauses),
         ("pause_graph.png", pause_graph::pause_graph),
-        ("pfc_buffers.png", queues::pfc_buffers),
+        ("pfc_buffers.png", pfc_buffers::pfc_buffers),
     ];
     let chosen: Vec<&(&str, Plot)> = match level {
-        Level::None => return Ok(()),
+        Level::None => return Ok(Vec::new()),
         Level::Summary => summary.iter().collect(),
         Level::All => summary.iter().chain(rest.iter()).collect(),
     };
@@ -218,11 +222,17 @@ pub fn all(dir: &Path, run: &Run, level: Level, quiet: bool, jobs: usize) -> Res
     // In plot order, whatever order the threads finished in: the first failure is reported.
     for (&&(file, _), outcome) in chosen.iter().zip(outcomes) {
         if let Outcome::Skipped(why) = outcome? {
-            skipped.push(format!("{file} ({why})"));
+            skipped.push((file.to_string(), why));
         }
     }
     if !skipped.is_empty() && !quiet {
-        errln!("plots not written, nothing to show: {}", skipped.join("; "));
+        // One short line; report.md and report.html say why for each.
+        let names: Vec<&str> = skipped.iter().map(|(f, _)| f.trim_end_matches(".png")).collect();
+        errln!(
+            "{} not written, nothing to show (report.md says why): {}",
+            crate::console::count(skipped.len() as u64, "plot", "plots"),
+            names.join(", ")
+        );
     }
-    Ok(())
+    Ok(skipped)
 }

@@ -5,7 +5,7 @@
 //! storm ringed, and any deadlock cycle drawn in dark red.
 
 use super::fabric::tiers;
-use super::{Outcome, Run, VariantData, png_sized};
+use super::{Outcome, Run, VariantData, png};
 use anyhow::Result;
 use models::topology::NodeKind;
 use plotters::prelude::*;
@@ -51,8 +51,7 @@ pub fn pause_graph(path: &Path, run: &Run) -> Result<Outcome> {
     if with.is_empty() {
         return Ok(Outcome::Skipped("no PFC pause was sent".into()));
     }
-    let height = (520 * with.len() as u32).clamp(super::HEIGHT, 2100);
-    png_sized(path, (super::WIDTH, height), |root| {
+    png(path, |root| {
         let (top, body) = root.split_vertically(44);
         top.titled(
             &format!(
@@ -112,9 +111,9 @@ fn draw(cell: &super::Area, run: &Run, d: &VariantData, paused: &Paused) -> Resu
         .collect();
     cell.draw(&Text::new(
         format!(
-            "{}: {} cables paused, longest {:.0} us (redder and thicker: paused longer){}{}",
+            "{}: {} paused, longest {:.0} us (redder and thicker: paused longer){}{}",
             d.name(),
-            paused.len(),
+            crate::console::count(paused.len() as u64, "cable direction", "cable directions"),
             max,
             if cycle.is_empty() {
                 ""
@@ -122,7 +121,10 @@ fn draw(cell: &super::Area, run: &Run, d: &VariantData, paused: &Paused) -> Resu
                 "; deadlock cycle in dark red"
             },
             if cut > 0 {
-                format!("; {cut} unpaused nodes not drawn")
+                format!(
+                    "; {} not drawn",
+                    crate::console::count(cut as u64, "unpaused node", "unpaused nodes")
+                )
             } else {
                 String::new()
             }
@@ -182,13 +184,24 @@ fn draw(cell: &super::Area, run: &Run, d: &VariantData, paused: &Paused) -> Resu
             ))
             .map_err(super::e)?;
         }
-        if !host || nodes.len() <= 40 {
-            cell.draw(&Text::new(
-                n.to_string(),
-                (p.0 + 10, p.1 - 16),
-                ("sans-serif", 12),
-            ))
-            .map_err(super::e)?;
+    }
+    // Names where they fit: left to right along each row, a name only clear of the last.
+    let font = ("sans-serif", 12).into_font();
+    let mut by_x: Vec<(&str, (i32, i32))> = nodes
+        .iter()
+        .filter(|n| tier.get(**n).copied() != Some(0) || nodes.len() <= 40)
+        .filter_map(|n| pos.get(*n).map(|&p| (*n, p)))
+        .collect();
+    by_x.sort_by_key(|&(_, p)| (p.1, p.0));
+    let mut row_end: HashMap<i32, i32> = HashMap::new();
+    for (n, p) in by_x {
+        let w = font.box_size(n).map_or(8 * n.len() as i32, |b| b.0 as i32);
+        let x = p.0 - w / 2;
+        let end = row_end.entry(p.1).or_insert(i32::MIN);
+        if x > *end + 4 {
+            cell.draw(&Text::new(n.to_string(), (x, p.1 - 22), font.clone()))
+                .map_err(super::e)?;
+            *end = x + w;
         }
     }
     Ok(())
@@ -290,7 +303,7 @@ fn layout(
             .copied()
             .filter(|n| tier.get(*n) != Some(&0))
             .collect();
-        sws.sort_by(|a, b| super::fabric::natural_order(a, b));
+        sws.sort_by(|a, b| super::chart::natural_order(a, b));
         let slot = (w - 80.0) / sws.len() as f64;
         for (i, n) in sws.iter().enumerate() {
             pos.insert(
@@ -325,8 +338,13 @@ fn layout(
             .push(n);
     }
     for (k, mut ns) in by_tier {
-        ns.sort_by(|a, b| super::fabric::natural_order(a, b));
-        let y = 50.0 + (h - 90.0) * (top - k.min(top)) as f64 / top.max(1) as f64;
+        ns.sort_by(|a, b| super::chart::natural_order(a, b));
+        // Hosts alone (cabled to each other): one row across the middle.
+        let y = if switch_tiers.is_empty() {
+            h / 2.0
+        } else {
+            50.0 + (h - 90.0) * (top - k.min(top)) as f64 / top.max(1) as f64
+        };
         for (i, n) in ns.iter().enumerate() {
             let x = 40.0 + (w - 80.0) * (i as f64 + 0.5) / ns.len() as f64;
             pos.insert(n.to_string(), (x as i32, y as i32));

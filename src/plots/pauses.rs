@@ -1,17 +1,22 @@
 //! `pauses.png`: the PFC pause timeline, a bar from each XOFF a port sent to its XON, one
-//! labelled row per (port, priority), or per switch when a variant has too many ports for
-//! rows to be read; nothing is left out silently (a full event log is said in the title).
+//! labelled row per (port, priority), or per switch (or run of switches) when a variant has
+//! too many ports for rows to be read; nothing is left out silently (a full event log is
+//! said under the plot).
 
 use super::chart::{Quantity, Scale, tick};
-use super::{Outcome, Run, VariantData, png_sized};
+use super::{Outcome, Run, VariantData, png};
 use anyhow::Result;
 use models::telemetry::Trace;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Rows per variant before ports are grouped by switch.
-const MAX_ROWS: usize = 32;
+/// Pixels a row needs to be read.
+const ROW_PX: usize = 17;
+
+/// A switch's paused ports: how many, and their pauses together.
+type Merged = (usize, Vec<(f64, f64)>);
 
 struct Row {
     label: String,
@@ -21,7 +26,7 @@ struct Row {
 
 /// XOFF-to-XON intervals per (port, priority) from the event log; an XOFF with no XON yet
 /// lasts to `end`.
-fn intervals(d: &VariantData, end: f64) -> BTreeMap<(u32, u8), Vec<(f64, f64)>> {
+pub(super) fn intervals(d: &VariantData, end: f64) -> BTreeMap<(u32, u8), Vec<(f64, f64)>> {
     let mut open: BTreeMap<(u32, u8), f64> = BTreeMap::new();
     let mut bars: BTreeMap<(u32, u8), Vec<(f64, f64)>> = BTreeMap::new();
     for r in d.telemetry.log.rows() {
@@ -57,8 +62,8 @@ fn end_of(d: &VariantData) -> f64 {
 
 pub fn pauses(path: &Path, run: &Run) -> Result<Outcome> {
     let end = run.variants.iter().map(end_of).fold(1.0, f64::max);
-    let mut rows: Vec<Row> = Vec::new();
     let mut notes = Vec::new();
+    let mut per_variant = Vec::new();
     for (v, d) in run.variants.iter().enumerate() {
         let bars = intervals(d, end_of(d));
         if d.telemetry.log.cut > 0 {
@@ -67,7 +72,16 @@ pub fn pauses(path: &Path, run: &Run) -> Result<Outcome> {
                 d.name()
             ));
         }
-        if bars.len() <= MAX_ROWS {
+        if !bars.is_empty() {
+            per_variant.push((v, d, bars));
+        }
+    }
+    // Rows that fit the plot, shared by the variants that paused.
+    let fit = (super::HEIGHT as usize).saturating_sub(110 + 24 * notes.len()) / ROW_PX;
+    let share = (fit / per_variant.len().max(1)).max(1);
+    let mut rows: Vec<Row> = Vec::new();
+    for (v, d, bars) in per_variant {
+        if bars.len() <= share {
             for ((p, prio), b) in bars {
                 rows.push(Row {
                     label: format!("{}: {} prio {prio}", d.name(), d.telemetry.label(p)),
@@ -77,8 +91,9 @@ pub fn pauses(path: &Path, run: &Run) -> Result<Outcome> {
             }
             continue;
         }
-        // Too many ports to read one by one: one row per switch, its ports' pauses merged.
-        let mut by_node: BTreeMap<String, (usize, Vec<(f64, f64)>)> = BTreeMap::new();
+        // Too many ports to read one by one: a row per switch, its ports' pauses merged, or
+        // per run of switches when even those are too many.
+        let mut by_node: BTreeMap<String, Merged> = BTreeMap::new();
         for ((p, _), b) in bars {
             let node = d
                 .telemetry
@@ -90,10 +105,23 @@ pub fn pauses(path: &Path, run: &Run) -> Result<Outcome> {
             e.0 += 1;
             e.1.extend(b);
         }
-        for (node, (ports, b)) in by_node {
+        let mut nodes: Vec<(String, Merged)> = by_node.into_iter().collect();
+        nodes.sort_by(|a, b| super::chart::natural_order(&a.0, &b.0));
+        let per = nodes.len().div_ceil(share).max(1);
+        for c in nodes.chunks(per) {
+            let ports: usize = c.iter().map(|n| n.1.0).sum();
+            let names = if c.len() == 1 {
+                c[0].0.clone()
+            } else {
+                format!("{}..{}", c[0].0, c[c.len() - 1].0)
+            };
             rows.push(Row {
-                label: format!("{}: {node} ({ports} ports)", d.name()),
-                bars: b,
+                label: format!(
+                    "{}: {names} ({})",
+                    d.name(),
+                    crate::console::count(ports as u64, "port", "ports")
+                ),
+                bars: c.iter().flat_map(|n| n.1.1.iter().copied()).collect(),
                 variant: v,
             });
         }
@@ -102,11 +130,14 @@ pub fn pauses(path: &Path, run: &Run) -> Result<Outcome> {
         return Ok(Outcome::Skipped("no PFC pause was sent".into()));
     }
     let ts = Scale::for_max(Quantity::Time, end);
-    let height = (80 + 26 * rows.len() as u32 + 24 * notes.len() as u32).clamp(360, 4000);
-    png_sized(path, (super::WIDTH, height), |root| {
+    png(path, |root| {
         let n = rows.len();
-        let longest = rows.iter().map(|r| r.label.len()).max().unwrap_or(10);
-        let labels: Vec<String> = rows.iter().map(|r| r.label.clone()).collect();
+        let font = ("sans-serif", 13).into_font();
+        let longest = rows
+            .iter()
+            .map(|r| font.box_size(&r.label).map_or(8 * r.label.len() as u32, |b| b.0))
+            .max()
+            .unwrap_or(100);
         let mut chart = ChartBuilder::on(root)
             .caption(
                 format!(
@@ -117,40 +148,40 @@ pub fn pauses(path: &Path, run: &Run) -> Result<Outcome> {
             )
             .margin(16)
             .x_label_area_size(44 + 24 * notes.len() as u32)
-            .y_label_area_size((longest as u32 * 8).clamp(160, 520))
-            // An integer range in plotters includes its end: 0..n - 1 is n segments.
-            .build_cartesian_2d(0.0..end / ts.div, (0..n - 1).into_segmented())
+            .y_label_area_size((longest + 16).clamp(120, 560))
+            .build_cartesian_2d(0.0..end / ts.div, 0.0..n as f64)
             .map_err(super::e)?;
         chart
             .configure_mesh()
             .disable_y_mesh()
             .x_desc(ts.label("time"))
             .x_label_formatter(&|v| tick(*v))
-            .y_labels(n)
-            .y_label_formatter(&|y| match y {
-                SegmentValue::CenterOf(i) => {
-                    labels.get(n.saturating_sub(*i + 1)).cloned().unwrap_or_default()
-                }
-                _ => String::new(),
-            })
+            .y_labels(0)
             .label_style(("sans-serif", 13))
             .draw()
             .map_err(super::e)?;
         let min_width = end / ts.div * 0.002;
+        let (x0, _) = chart.backend_coord(&(0.0, 0.0));
+        let base = root.get_base_pixel();
         for (i, r) in rows.iter().enumerate() {
-            let y = n - 1 - i;
+            let y = (n - 1 - i) as f64;
             let c = run.variants[r.variant].color();
             chart
                 .draw_series(r.bars.iter().map(|&(s, t)| {
                     let (s, t) = (s / ts.div, t / ts.div);
                     Rectangle::new(
-                        [
-                            (s, SegmentValue::Exact(y)),
-                            ((t).max(s + min_width), SegmentValue::Exact(y + 1)),
-                        ],
+                        [(s, y + 0.1), ((t).max(s + min_width), y + 0.9)],
                         c.mix(0.85).filled(),
                     )
                 }))
+                .map_err(super::e)?;
+            // The row's label, centred on it.
+            let (_, py) = chart.backend_coord(&(0.0, y + 0.5));
+            let style = font
+                .clone()
+                .into_text_style(root)
+                .pos(Pos::new(HPos::Right, VPos::Center));
+            root.draw(&Text::new(r.label.clone(), (x0 - base.0 - 6, py - base.1), style))
                 .map_err(super::e)?;
         }
         let (_, h) = root.dim_in_pixel();

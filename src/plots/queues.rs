@@ -1,7 +1,5 @@
-//! Queues against the thresholds that act on them: each variant's hottest egress queues with
-//! the ECN marking band (Kmin, Kmax) and the trim threshold (`queues.png`), and, with PFC, its
-//! fullest ingress priority groups against their XOFF threshold as it moved (dynamic
-//! thresholds follow the free buffer) and the XON level below it (`pfc_buffers.png`).
+//! `queues.png`: queues against the thresholds that act on them: each variant's hottest
+//! egress queues with the ECN marking band (Kmin, Kmax) and the trim threshold.
 
 use super::chart::{Chart, Level, Quantity, Series};
 use super::{Outcome, Run, VariantData, png, series_color};
@@ -15,7 +13,7 @@ const HOT: usize = 4;
 
 /// The `HOT` sampled ports with the highest peak of `series`, hottest first, leaving out
 /// those that never reached 2 % of the hottest's peak (flat lines at zero say nothing).
-fn hottest(series: &[Sparse]) -> Vec<usize> {
+pub(super) fn hottest(series: &[Sparse]) -> Vec<usize> {
     let peak = |i: usize| series[i].peak();
     let mut idx: Vec<usize> = (0..series.len()).filter(|&i| peak(i) > 0).collect();
     idx.sort_by_key(|&i| std::cmp::Reverse(peak(i)));
@@ -47,7 +45,7 @@ fn panels(
     })
 }
 
-fn time_series(d: &VariantData, values: &[u32]) -> Vec<(f64, f64)> {
+pub(super) fn time_series(d: &VariantData, values: &[u32]) -> Vec<(f64, f64)> {
     d.telemetry
         .sampler
         .times
@@ -79,8 +77,8 @@ pub fn queues(path: &Path, run: &Run) -> Result<Outcome> {
                 chart.series.push(Series {
                     label: d.telemetry.label(s.ports[i].0),
                     color: series_color(k),
-                    dashed: false,
                     points: time_series(d, &s.queues[i].dense(s.times.len())),
+                    ..Series::default()
                 });
             }
             if let Some(ecn) = &d.variant.switch.ecn {
@@ -104,65 +102,6 @@ pub fn queues(path: &Path, run: &Run) -> Result<Outcome> {
             }
             if chart.is_empty() {
                 return nothing(cell, &title, "no queue held a frame");
-            }
-            chart.draw(cell)
-        },
-    )?;
-    Ok(Outcome::Written)
-}
-
-/// `pfc_buffers.png`: ingress PG occupancy against XOFF (dashed, as it moved) and XON.
-pub fn pfc_buffers(path: &Path, run: &Run) -> Result<Outcome> {
-    let has =
-        |d: &VariantData| !d.telemetry.sampler.pg.is_empty() && !hottest(&d.telemetry.sampler.pg).is_empty();
-    if !run.variants.iter().any(has) {
-        return Ok(Outcome::Skipped(
-            "no variant runs PFC, or no lossless ingress buffer filled".into(),
-        ));
-    }
-    panels(
-        path,
-        run,
-        "fullest lossless ingress buffers, each port's XOFF threshold dashed",
-        |cell, d| {
-            let s = &d.telemetry.sampler;
-            if s.pg.is_empty() {
-                return nothing(cell, &d.name(), "no PFC in this variant");
-            }
-            let offset = d
-                .variant
-                .resolved
-                .buffers
-                .first()
-                .map_or(0, |b| b.mmu.xon_offset_bytes());
-            let title = format!(
-                "{} (XON {} below XOFF)",
-                d.name(),
-                super::Scale::for_max(Quantity::Bytes, offset as f64).text(offset as f64)
-            );
-            let mut chart = Chart::new(
-                &title,
-                ("time", Quantity::Time),
-                ("priority-group occupancy", Quantity::Bytes),
-            );
-            chart.caption = 18;
-            for (k, i) in hottest(&s.pg).into_iter().enumerate() {
-                let c = series_color(k);
-                chart.series.push(Series {
-                    label: format!("{} ingress", d.telemetry.label(s.ports[i].0)),
-                    color: c,
-                    dashed: false,
-                    points: time_series(d, &s.pg[i].dense(s.times.len())),
-                });
-                chart.series.push(Series {
-                    label: String::new(),
-                    color: c,
-                    dashed: true,
-                    points: time_series(d, s.xoff(i)),
-                });
-            }
-            if chart.is_empty() {
-                return nothing(cell, &title, "no lossless ingress buffer filled");
             }
             chart.draw(cell)
         },

@@ -1,42 +1,63 @@
 //! The fabric over time: goodput, and ECN marks with CNPs.
 
-use super::chart::{Chart, Quantity, Series};
+use super::chart::{Chart, Marks, Quantity, Scale, Series};
 use super::{Outcome, Run, png};
 use anyhow::Result;
 use std::path::Path;
 
-/// Goodput of all hosts over time, a line per variant.
+/// Samples the goodput is averaged over: about 1/60 of the run, at least 5 (a single sample
+/// interval holds a few packets, and its rate saws between them).
+fn window(samples: usize) -> usize {
+    (samples / 60).max(5)
+}
+
+/// `(time, rate)`: bytes delivered over the `w` samples centred on each sample (fewer at the
+/// ends), as bit/s.
+pub fn moving_rate(times: &[f64], bytes: &[u64], w: usize) -> Vec<(f64, f64)> {
+    let n = times.len().min(bytes.len());
+    let half = (w / 2).max(1);
+    (0..n)
+        .filter_map(|i| {
+            let (a, b) = (i.saturating_sub(half), (i + half).min(n - 1));
+            let dt = (times[b] - times[a]) * 1e-9;
+            (b > a && dt > 0.0).then(|| (times[i], bytes[b].saturating_sub(bytes[a]) as f64 * 8.0 / dt))
+        })
+        .collect()
+}
+
+/// Goodput of all hosts over time, a line per variant: a moving average over a window the
+/// title states.
 pub fn throughput(path: &Path, run: &Run) -> Result<Outcome> {
-    let title = format!("{}: goodput over time", run.title);
+    if run.variants.iter().all(|d| d.telemetry.sampler.times.len() < 3) {
+        return Ok(Outcome::Skipped("the runs were shorter than two samples".into()));
+    }
+    let mut span_ns: f64 = 0.0;
+    let mut series = Vec::new();
+    for d in &run.variants {
+        let s = &d.telemetry.sampler;
+        let times: Vec<f64> = s.times.iter().map(|t| t.as_ns_f64()).collect();
+        let bytes: Vec<u64> = s.totals.iter().map(|t| t.delivered_bytes).collect();
+        let w = window(times.len());
+        if times.len() > 1 {
+            let interval = (times[times.len() - 1] - times[0]) / (times.len() - 1) as f64;
+            span_ns = span_ns.max(interval * (2 * (w / 2).max(1)) as f64);
+        }
+        series.push(Series {
+            label: d.name().to_string(),
+            color: d.color(),
+            points: moving_rate(&times, &bytes, w),
+            marks: Marks::Line,
+            ..Series::default()
+        });
+    }
+    let window = Scale::for_max(Quantity::Time, span_ns).text(span_ns);
+    let title = format!("{}: goodput over time (moving average over {window})", run.title);
     let mut chart = Chart::new(
         &title,
         ("time", Quantity::Time),
         ("goodput, all hosts", Quantity::Rate),
     );
-    for d in &run.variants {
-        let s = &d.telemetry.sampler;
-        let points = s
-            .times
-            .windows(2)
-            .zip(s.totals.windows(2))
-            .map(|(t, v)| {
-                let dt = (t[1] - t[0]).as_secs_f64().max(1e-15);
-                (
-                    t[1].as_ns_f64(),
-                    (v[1].delivered_bytes - v[0].delivered_bytes) as f64 * 8.0 / dt,
-                )
-            })
-            .collect();
-        chart.series.push(Series {
-            label: d.name().to_string(),
-            color: d.color(),
-            dashed: false,
-            points,
-        });
-    }
-    if chart.series.iter().all(|s| s.points.len() < 2) {
-        return Ok(Outcome::Skipped("the runs were shorter than two samples".into()));
-    }
+    chart.series = series;
     png(path, |root| chart.draw(root))?;
     Ok(Outcome::Written)
 }
@@ -45,7 +66,6 @@ pub fn throughput(path: &Path, run: &Run) -> Result<Outcome> {
 pub fn ecn(path: &Path, run: &Run) -> Result<Outcome> {
     let title = format!("{}: ECN marks (solid) and CNPs (dashed), cumulative", run.title);
     let mut chart = Chart::new(&title, ("time", Quantity::Time), ("count", Quantity::Count));
-    chart.legend = super::chart::Corner::UpperLeft;
     let mut any = false;
     for d in &run.variants {
         let s = &d.telemetry.sampler;
@@ -58,18 +78,20 @@ pub fn ecn(path: &Path, run: &Run) -> Result<Outcome> {
             .collect();
         let seen = |v: &[(f64, f64)]| v.last().is_some_and(|p| p.1 > 0.0);
         any |= seen(&marks) || seen(&cnps);
+        let none = if seen(&marks) { "" } else { " (none)" };
         chart.series.push(Series {
-            label: format!("{} marks", d.name()),
+            label: format!("{} ECN marks{none}", d.name()),
             color: d.color(),
-            dashed: false,
             points: marks,
+            ..Series::default()
         });
         if seen(&cnps) {
             chart.series.push(Series {
-                label: String::new(),
+                label: format!("{} CNPs", d.name()),
                 color: d.color(),
                 dashed: true,
                 points: cnps,
+                ..Series::default()
             });
         }
     }
@@ -78,4 +100,24 @@ pub fn ecn(path: &Path, run: &Run) -> Result<Outcome> {
     }
     png(path, |root| chart.draw(root))?;
     Ok(Outcome::Written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_moving_rate_averages_a_sawtooth_to_its_mean() {
+        // 1 us samples; alternately 2 and 8 bytes delivered per sample: 40 Mb/s on average.
+        let times: Vec<f64> = (0..20).map(|i| i as f64 * 1000.0).collect();
+        let mut bytes = vec![0u64];
+        for i in 1..20 {
+            bytes.push(bytes[i - 1] + if i % 2 == 0 { 2 } else { 8 });
+        }
+        let r = moving_rate(&times, &bytes, 4);
+        assert_eq!(r.len(), 20);
+        for &(_, v) in &r[2..18] {
+            assert!((v - 40e6).abs() < 1e-6, "{v}");
+        }
+    }
 }

@@ -47,11 +47,11 @@ fn decode(path: &Path) -> (u32, u32, Vec<u8>) {
     (info.width, info.height, buf)
 }
 
-/// A PNG that decodes, is 1200 pixels wide and is not blank (at least 1 % drawn, in more
+/// A PNG that decodes, is 1200 x 700 pixels and is not blank (at least 1 % drawn, in more
 /// than eight colours).
 pub fn assert_readable(path: &Path) {
     let (w, h, rgb) = decode(path);
-    assert!(w == 1200 && h >= 300, "{}: {w} x {h}", path.display());
+    assert!(w == 1200 && h == 700, "{}: {w} x {h}", path.display());
     let pixels = rgb.chunks(3).count();
     let ink = rgb.chunks(3).filter(|p| p != &[255, 255, 255]).count();
     let colours: std::collections::HashSet<&[u8]> = rgb.chunks(3).collect();
@@ -86,8 +86,13 @@ fn every_plot_with_something_to_show_is_written_and_readable_and_no_other() {
         assert_readable(&out.join(format!("{name}.png")));
     }
     // One flow size, and a single switch with no uplinks: nothing to show.
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
     for name in ["fct_by_size", "ecmp_balance"] {
         assert!(!out.join(format!("{name}.png")).exists(), "{name}.png");
+        // Each left out is named with why, in both reports.
+        assert!(report.contains(&format!("- `{name}.png`: ")), "{report}");
+        assert!(page.contains(&format!("<li>{name}.png: ")), "report.html");
     }
     // `--plots summary` and `--plots none`.
     let file = out.parent().unwrap().join("plots.toml");

@@ -166,6 +166,14 @@ impl Mmu {
         self.headroom.iter().map(|&h| h as u64 * self.cell as u64).sum()
     }
 
+    /// The headroom one lossless PG of local port `port` may fill above its XOFF, bytes
+    /// (0 for a port the switch does not have).
+    pub fn headroom_of(&self, port: usize) -> u64 {
+        self.headroom
+            .get(port)
+            .map_or(0, |&h| h as u64 * self.cell as u64)
+    }
+
     /// The occupancy, bytes, at which a lone congested class stops taking shared buffer, on
     /// the smallest slice: a lossless PG's XOFF (static, or alpha / (1 + alpha) of the pool
     /// when it is the only one using it: Choudhury and Hahne's steady state) or a lossy
