@@ -337,6 +337,7 @@ impl Drop for Script {
         if let Some(mut child) = self.0.take() {
             let group = format!("-{}", child.id());
             let _ = Command::new("kill").args(["-KILL", "--", &group]).output();
+            let _ = child.kill();
             let _ = child.wait();
         }
     }
