@@ -36,6 +36,8 @@ pub mod results;
 mod roce;
 mod sonic;
 mod sweep;
+#[cfg(unix)]
+mod sweep_slurm;
 mod tiers;
 mod topologies;
 mod uet;

@@ -34,7 +34,7 @@ switch.trim = { threshold = "64KB" }
 "#;
 
 /// A fresh directory with the base scenario and a sweep file `s.toml` holding `sweep`.
-fn setup(name: &str, sweep: &str) -> PathBuf {
+pub(crate) fn setup(name: &str, sweep: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("sim-sweep-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("sweeps")).unwrap();
@@ -47,15 +47,15 @@ fn setup(name: &str, sweep: &str) -> PathBuf {
     dir
 }
 
-fn sweep(dir: &Path, out: &str, extra: &[&str]) -> Output {
+pub(crate) fn sweep(dir: &Path, out: &str, extra: &[&str]) -> Output {
     sim_on("sweep", &dir.join("sweeps/s.toml"), &dir.join(out), extra)
 }
 
-fn read(path: PathBuf) -> String {
+pub(crate) fn read(path: PathBuf) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-const GRID: &str = r#"seeds = 2
+pub(crate) const GRID: &str = r#"seeds = 2
 metrics = ["fct_ns.p99", "goodput_gbps"]
 [[axis]]
 key = "switch.ecn.kmin"
@@ -245,7 +245,8 @@ fn failing_points_are_recorded_and_the_rest_run() {
 }
 
 /// The shipped Slurm script, with a stand-in `sbatch` that runs each array task and the merge
-/// in turn: the merged results equal one `sim sweep`.
+/// in turn: the merged results equal one `sim sweep`. Runs where Slurm is not installed too;
+/// `sweep_slurm.rs` runs the script on a real Slurm.
 #[test]
 fn the_slurm_script_shards_and_merges() {
     let dir = setup("slurm", GRID);
