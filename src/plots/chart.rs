@@ -140,6 +140,8 @@ pub struct Chart<'a> {
     pub legend: Corner,
     /// Room either side of a linear x axis' data (a step at the last value stays visible).
     pub pad_x: bool,
+    /// The x axis' span when it must match another chart's, else the data's.
+    pub x_span: Option<(f64, f64)>,
 }
 
 const MARGIN: u32 = 14;
@@ -194,6 +196,7 @@ impl<'a> Chart<'a> {
             caption: 24,
             legend: Corner::Auto,
             pad_x: false,
+            x_span: None,
         }
     }
 
@@ -233,6 +236,9 @@ impl<'a> Chart<'a> {
         };
         let (mut x0, mut x1) = span(&mut pts.iter().map(|p| p.0));
         let (mut y0, mut y1) = span(&mut pts.iter().map(|p| p.1).chain(self.levels.iter().map(|l| l.y)));
+        if let Some(span) = self.x_span {
+            (x0, x1) = span;
+        }
         if x0 > x1 {
             (x0, x1) = (0.0, 1.0);
         }

@@ -68,10 +68,16 @@ pub fn compare(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
                     continue;
                 };
                 let c = variant_color(i);
+                // A variant that left flows unfinished is drawn hollow: its FCTs are of the
+                // flows that got through and its goodput is partial (report.md ranks it never).
+                let style = match rows.get(i).is_none_or(Row::complete) {
+                    true => c.filled(),
+                    false => c.stroke_width(3),
+                };
                 chart
                     .draw_series(std::iter::once(Rectangle::new(
                         [(i as f64 + 0.15, 0.0), (i as f64 + 0.85, v)],
-                        c.filled(),
+                        style,
                     )))
                     .map_err(e)?;
                 let text = value_text(v, p.count, top);
@@ -93,19 +99,29 @@ pub fn compare(path: &Path, title: &str, rows: &[Row]) -> Result<()> {
         }
         // The legend: variant colours.
         if let Some(cell) = cells.get(7) {
+            let mut y = 20;
             for (i, r) in rows.iter().enumerate() {
-                let y = 20 + i as i32 * 24;
-                cell.draw(&Rectangle::new(
-                    [(10, y), (30, y + 16)],
-                    variant_color(i).filled(),
-                ))
-                .map_err(e)?;
-                cell.draw(&Text::new(
-                    crate::console::short(&r.name).into_owned(),
-                    (38, y),
-                    ("sans-serif", 15),
-                ))
-                .map_err(e)?;
+                let style = match r.complete() {
+                    true => variant_color(i).filled(),
+                    false => variant_color(i).stroke_width(2),
+                };
+                cell.draw(&Rectangle::new([(10, y), (30, y + 16)], style))
+                    .map_err(e)?;
+                let name = crate::console::short(&r.name).into_owned();
+                cell.draw(&Text::new(name, (38, y), ("sans-serif", 15)))
+                    .map_err(e)?;
+                if !r.complete() {
+                    // Under the name: why its bar is hollow.
+                    let why = format!(
+                        "hollow: {} of {} flows unfinished",
+                        r.total - r.completed,
+                        r.total
+                    );
+                    cell.draw(&Text::new(why, (38, y + 18), ("sans-serif", 13)))
+                        .map_err(e)?;
+                    y += 18;
+                }
+                y += 24;
             }
         }
         Ok(())

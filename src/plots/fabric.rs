@@ -286,7 +286,10 @@ fn draw_map(cell: &super::Area, d: &VariantData, tier: &HashMap<String, usize>, 
     let s = &d.telemetry.sampler;
     let (_, h) = cell.dim_in_pixel();
     let rows_px = h.saturating_sub(14 + 30 + 16);
-    let groups = rows(d, tier, (rows_px / ROW_PX) as usize, end);
+    // Pauses still in force close, and shares are taken, at this variant's own end (the axis
+    // is every variant's longest run).
+    let own_end = super::pauses::end_of(d).min(end);
+    let groups = rows(d, tier, (rows_px / ROW_PX) as usize, own_end);
     let n = s.times.len();
     let ts = Scale::for_max(Quantity::Time, end);
     let cols = n.clamp(1, 240);

@@ -323,8 +323,14 @@ pub fn flow_rates(path: &Path, run: &Run) -> Result<Outcome> {
                     ..Series::default()
                 });
                 if fs.kind != Control::None {
+                    // The sender's limit only while the flow is live: before it starts the
+                    // state is not yet set (it reads 0), after it ends it is frozen.
+                    let live = d.report.flows.iter().find(|r| r.flow_id == *f);
+                    let from = live.map_or(0.0, |r| r.start_ns);
+                    let to = live.and_then(|r| r.finish_ns).unwrap_or(f64::INFINITY);
                     let pts = (0..fs.times.len())
                         .map(|i| (fs.times[i].as_ns_f64(), fs.at(col, i).1))
+                        .filter(|&(t, _)| t >= from && t <= to)
                         .collect();
                     ctl.series.push(Series {
                         color,
@@ -334,6 +340,9 @@ pub fn flow_rates(path: &Path, run: &Run) -> Result<Outcome> {
                     });
                 }
             }
+            // The limit's panel on the delivered panel's time axis, so the two line up.
+            let times = rate.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+            ctl.x_span = Some(times.fold((f64::MAX, f64::MIN), |(a, b), t| (a.min(t), b.max(t))));
             rate.draw(&cells[v * cols])?;
             if has_control {
                 if fs.kind == Control::None {
@@ -344,12 +353,13 @@ pub fn flow_rates(path: &Path, run: &Run) -> Result<Outcome> {
                         ("sans-serif", 15),
                     ))
                     .map_err(e)?;
-                    cell.draw(&Text::new(
-                        "(no congestion control)",
-                        (20, 62),
-                        ("sans-serif", 15),
-                    ))
-                    .map_err(e)?;
+                    // RCCC paces the sender by the receiver's credits: no sender-side limit.
+                    let why = match d.variant.nic.cc {
+                        models::cc::CcConfig::Rccc(_) => "(RCCC: the receiver's credits pace the sender)",
+                        _ => "(no congestion control)",
+                    };
+                    cell.draw(&Text::new(why, (20, 62), ("sans-serif", 15)))
+                        .map_err(e)?;
                 } else {
                     ctl.draw(&cells[v * cols + 1])?;
                 }

@@ -62,15 +62,20 @@ pub fn pause_graph(path: &Path, run: &Run) -> Result<Outcome> {
         )
         .map_err(super::e)?;
         let cells = body.split_evenly((with.len(), 1));
+        // One scale for every variant, so a panel's red means the same as its neighbour's.
+        let max = with
+            .iter()
+            .flat_map(|(_, p)| p.values().copied())
+            .fold(1.0, f64::max);
         for ((d, p), cell) in with.iter().zip(cells.iter()) {
-            draw(cell, run, d, p)?;
+            draw(cell, run, d, p, max)?;
         }
         Ok(())
     })?;
     Ok(Outcome::Written)
 }
 
-fn draw(cell: &super::Area, run: &Run, d: &VariantData, paused: &Paused) -> Result<()> {
+fn draw(cell: &super::Area, run: &Run, d: &VariantData, paused: &Paused, max: f64) -> Result<()> {
     let t = &run.scenario.topology;
     let tier = tiers(t);
     // The nodes to draw: every switch, and hosts on a paused cable (all hosts if few).
@@ -93,7 +98,7 @@ fn draw(cell: &super::Area, run: &Run, d: &VariantData, paused: &Paused) -> Resu
     }
     let (w, h) = cell.dim_in_pixel();
     let pos = layout(run, &nodes, &tier, (w as f64, h as f64));
-    let max = paused.values().copied().fold(1.0, f64::max);
+    let most = paused.values().copied().fold(0.0, f64::max);
     // The deadlock cycles' and storm origins' cables.
     let cycle: BTreeSet<(String, String)> = d
         .report
@@ -111,10 +116,10 @@ fn draw(cell: &super::Area, run: &Run, d: &VariantData, paused: &Paused) -> Resu
         .collect();
     cell.draw(&Text::new(
         format!(
-            "{}: {} paused, longest {:.0} us (redder and thicker: paused longer){}{}",
+            "{}: {} paused, the most for {:.0} us in all (redder and thicker: paused longer in all, one scale for every variant){}{}",
             d.name(),
             crate::console::count(paused.len() as u64, "cable direction", "cable directions"),
-            max,
+            most,
             if cycle.is_empty() {
                 ""
             } else {

@@ -49,7 +49,7 @@ pub(super) fn intervals(d: &VariantData, end: f64) -> BTreeMap<(u32, u8), Vec<(f
     bars
 }
 
-fn end_of(d: &VariantData) -> f64 {
+pub(super) fn end_of(d: &VariantData) -> f64 {
     let last_sample = d.telemetry.sampler.times.last().map_or(0.0, |t| t.as_ns_f64());
     let last_log = d.telemetry.log.last().map_or(0.0, |r| r.time.as_ns_f64());
     d.report
