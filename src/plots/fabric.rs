@@ -75,32 +75,6 @@ struct Row {
     marked: bool,
 }
 
-/// Each sampled port's PFC pause intervals (ns), from the XOFFs and XONs its peer sent it:
-/// an XOFF from `a`'s port `to-b#k` pauses `b`'s port `to-a#k`.
-fn paused_intervals(d: &VariantData, end: f64) -> HashMap<usize, Vec<(f64, f64)>> {
-    let s = &d.telemetry.sampler;
-    let index: HashMap<(String, String), usize> = (0..s.ports.len())
-        .filter_map(|i| d.telemetry.labels.get(&s.ports[i].0).map(|l| (l.clone(), i)))
-        .collect();
-    let mut out: HashMap<usize, Vec<(f64, f64)>> = HashMap::new();
-    for ((p, _), bars) in super::pauses::intervals(d, end) {
-        let Some((node, port)) = d.telemetry.labels.get(&p) else {
-            continue;
-        };
-        let Some(rest) = port.strip_prefix("to-") else {
-            continue;
-        };
-        let (peer, nth) = match rest.split_once('#') {
-            Some((peer, k)) => (peer, format!("#{k}")),
-            None => (rest, String::new()),
-        };
-        if let Some(&i) = index.get(&(peer.to_string(), format!("to-{node}{nth}"))) {
-            out.entry(i).or_default().extend(bars);
-        }
-    }
-    out
-}
-
 /// Rows of the heat map, ordered by tier (highest first), then switch, then port: a row per
 /// port when `max` rows allow it; else the most paused and hottest ports keep rows of their
 /// own (labelled) and the others are grouped by switch, then by runs of switches, each group
@@ -115,7 +89,7 @@ fn rows(d: &VariantData, tier: &HashMap<String, usize>, max: usize, end: f64) ->
         })
         .collect();
     ports.sort_by(|a, b| b.0.cmp(&a.0).then(natural(&a.1, &b.1)).then(natural(&a.2, &b.2)));
-    let paused = paused_intervals(d, end);
+    let paused = super::pauses::paused_at_sampled(d, end);
     let paused_for = |i: usize| {
         paused
             .get(&i)
@@ -275,14 +249,20 @@ pub fn link_utilisation(path: &Path, run: &Run) -> Result<Outcome> {
             .map(|t| t.as_ns_f64())
             .fold(1.0, f64::max);
         for (d, cell) in run.variants.iter().zip(cells.iter()) {
-            draw_map(cell, d, &tier, end)?;
+            draw_map(cell, d, &tier, end, super::pauses::hosts_paused(d, run))?;
         }
         color_bar(&bar)
     })?;
     Ok(Outcome::Written)
 }
 
-fn draw_map(cell: &super::Area, d: &VariantData, tier: &HashMap<String, usize>, end: f64) -> Result<()> {
+fn draw_map(
+    cell: &super::Area,
+    d: &VariantData,
+    tier: &HashMap<String, usize>,
+    end: f64,
+    hosts_paused: bool,
+) -> Result<()> {
     let s = &d.telemetry.sampler;
     let (_, h) = cell.dim_in_pixel();
     let rows_px = h.saturating_sub(14 + 30 + 16);
@@ -296,7 +276,16 @@ fn draw_map(cell: &super::Area, d: &VariantData, tier: &HashMap<String, usize>, 
     let per = n.div_ceil(cols).max(1);
     let longest = groups.iter().map(|g| g.label.len()).max().unwrap_or(10) as u32;
     let mut chart = ChartBuilder::on(cell)
-        .caption(d.name(), ("sans-serif", 14))
+        .caption(
+            match hosts_paused {
+                true => format!(
+                    "{} (host NICs were paused too: their ports are not rows here; pauses.png)",
+                    d.name()
+                ),
+                false => d.name().to_string(),
+            },
+            ("sans-serif", 14),
+        )
         .margin(6)
         .x_label_area_size(30)
         .y_label_area_size((longest * 7 + 12).clamp(90, 300))

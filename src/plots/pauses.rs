@@ -9,7 +9,7 @@ use anyhow::Result;
 use models::telemetry::Trace;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 /// Pixels a row needs to be read.
@@ -49,6 +49,95 @@ pub(super) fn intervals(d: &VariantData, end: f64) -> BTreeMap<(u32, u8), Vec<(f
     bars
 }
 
+/// Each sampled port's PFC pause intervals (ns), from the XOFFs and XONs its peer sent it:
+/// an XOFF from `a`'s port `to-b#k` pauses `b`'s port `to-a#k`.
+pub(super) fn paused_at_sampled(d: &VariantData, end: f64) -> HashMap<usize, Vec<(f64, f64)>> {
+    let s = &d.telemetry.sampler;
+    let index: HashMap<(String, String), usize> = (0..s.ports.len())
+        .filter_map(|i| d.telemetry.labels.get(&s.ports[i].0).map(|l| (l.clone(), i)))
+        .collect();
+    let ignored = watchdog_ignored(d, end);
+    let mut out: HashMap<usize, Vec<(f64, f64)>> = HashMap::new();
+    for ((p, _), bars) in intervals(d, end) {
+        let Some((node, port)) = d.telemetry.labels.get(&p) else {
+            continue;
+        };
+        let Some(rest) = port.strip_prefix("to-") else {
+            continue;
+        };
+        let (peer, nth) = match rest.split_once('#') {
+            Some((peer, k)) => (peer, format!("#{k}")),
+            None => (rest, String::new()),
+        };
+        if let Some(&i) = index.get(&(peer.to_string(), format!("to-{node}{nth}"))) {
+            let cuts = ignored.get(&s.ports[i].0).map_or(&[][..], Vec::as_slice);
+            out.entry(i).or_default().extend(minus(bars, cuts));
+        }
+    }
+    out
+}
+
+/// Per switch egress, the times a PFC watchdog (`forward`, `drop`) disabled PFC on it: its
+/// peer's pauses then were not obeyed, and the port is not paused.
+fn watchdog_ignored(d: &VariantData, end: f64) -> HashMap<u32, Vec<(f64, f64)>> {
+    let mut open: HashMap<u32, f64> = HashMap::new();
+    let mut out: HashMap<u32, Vec<(f64, f64)>> = HashMap::new();
+    for r in d.telemetry.log.rows() {
+        let t = r.time.as_ns_f64();
+        match r.event {
+            Trace::PfcwdStorm if r.reason != "alert" => {
+                open.entry(r.port.0).or_insert(t);
+            }
+            Trace::PfcwdRestore => {
+                if let Some(from) = open.remove(&r.port.0) {
+                    out.entry(r.port.0).or_default().push((from, t));
+                }
+            }
+            _ => {}
+        }
+    }
+    for (p, from) in open {
+        out.entry(p).or_default().push((from, end));
+    }
+    out
+}
+
+/// `bars` less the times in `cuts`.
+fn minus(bars: Vec<(f64, f64)>, cuts: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut out = bars;
+    for &(c0, c1) in cuts {
+        out = out
+            .into_iter()
+            .flat_map(|(a, b)| {
+                let left = (a < c0).then_some((a, b.min(c0)));
+                let right = (b > c1).then_some((a.max(c1), b));
+                left.into_iter().chain(right)
+            })
+            .filter(|(a, b)| b > a)
+            .collect();
+    }
+    out
+}
+
+/// True when a host NIC was paused: its egress is not sampled, so no row shows it.
+pub(super) fn hosts_paused(d: &VariantData, run: &Run) -> bool {
+    let hosts: std::collections::HashSet<&str> = run
+        .scenario
+        .topology
+        .nodes
+        .iter()
+        .filter(|n| n.kind != models::topology::NodeKind::Switch)
+        .map(|n| n.name.as_str())
+        .collect();
+    intervals(d, f64::MAX).keys().any(|(p, _)| {
+        d.telemetry
+            .labels
+            .get(p)
+            .and_then(|(_, port)| port.strip_prefix("to-"))
+            .is_some_and(|peer| hosts.contains(peer.split('#').next().unwrap_or(peer)))
+    })
+}
+
 pub(super) fn end_of(d: &VariantData) -> f64 {
     let last_sample = d.telemetry.sampler.times.last().map_or(0.0, |t| t.as_ns_f64());
     let last_log = d.telemetry.log.last().map_or(0.0, |r| r.time.as_ns_f64());
@@ -82,9 +171,18 @@ pub fn pauses(path: &Path, run: &Run) -> Result<Outcome> {
     let mut rows: Vec<Row> = Vec::new();
     for (v, d, bars) in per_variant {
         if bars.len() <= share {
+            // Each row says how much of its variant's run it spent in XOFF: pauses every few
+            // microseconds draw as one solid bar, whether they fill the run or half of it.
+            let own = end_of(d);
             for ((p, prio), b) in bars {
+                let held: f64 = b.iter().map(|x| x.1 - x.0).sum();
                 rows.push(Row {
-                    label: format!("{}: {} prio {prio}", d.name(), d.telemetry.label(p)),
+                    label: format!(
+                        "{}: {} prio {prio}, {:.0} % of the run",
+                        d.name(),
+                        d.telemetry.label(p),
+                        100.0 * held / own
+                    ),
                     bars: b,
                     variant: v,
                 });
@@ -196,4 +294,18 @@ pub fn pauses(path: &Path, run: &Run) -> Result<Outcome> {
         Ok(())
     })?;
     Ok(Outcome::Written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::minus;
+
+    #[test]
+    fn a_cut_removes_its_span_from_every_bar_it_overlaps() {
+        let bars = vec![(0.0, 10.0), (20.0, 30.0), (40.0, 50.0)];
+        // One cut inside a bar splits it; one over a bar's end trims it; one past all is moot.
+        let got = minus(bars, &[(2.0, 4.0), (25.0, 45.0), (60.0, 70.0)]);
+        assert_eq!(got, vec![(0.0, 2.0), (4.0, 10.0), (20.0, 25.0), (45.0, 50.0)]);
+        assert_eq!(minus(vec![(1.0, 2.0)], &[(0.0, 5.0)]), vec![]);
+    }
 }
