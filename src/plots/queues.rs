@@ -64,6 +64,18 @@ pub fn queues(path: &Path, run: &Run) -> Result<Outcome> {
     {
         return Ok(Outcome::Skipped("no switch queue ever held a frame".into()));
     }
+    // A port keeps one colour in every panel: colours go to ports in the order the panels
+    // first show them.
+    let mut colour_of: Vec<String> = Vec::new();
+    for d in &run.variants {
+        let s = &d.telemetry.sampler;
+        for i in hottest(&s.queues) {
+            let label = d.telemetry.label(s.ports[i].0);
+            if !colour_of.contains(&label) {
+                colour_of.push(label);
+            }
+        }
+    }
     panels(
         path,
         run,
@@ -73,9 +85,11 @@ pub fn queues(path: &Path, run: &Run) -> Result<Outcome> {
             let title = d.name().to_string();
             let mut chart = Chart::new(&title, ("time", Quantity::Time), ("queue", Quantity::Bytes));
             chart.caption = 18;
-            for (k, i) in hottest(&s.queues).into_iter().enumerate() {
+            for i in hottest(&s.queues) {
+                let label = d.telemetry.label(s.ports[i].0);
+                let k = colour_of.iter().position(|l| *l == label).unwrap_or(0);
                 chart.series.push(Series {
-                    label: d.telemetry.label(s.ports[i].0),
+                    label,
                     color: series_color(k),
                     points: time_series(d, &s.queues[i].dense(s.times.len())),
                     ..Series::default()
