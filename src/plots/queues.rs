@@ -117,6 +117,7 @@ pub fn queues(path: &Path, run: &Run) -> Result<Outcome> {
             if chart.is_empty() {
                 return nothing(cell, &title, "no queue held a frame");
             }
+            super::time::note_identical(&mut chart.series);
             chart.draw(cell)
         },
     )?;

@@ -58,6 +58,7 @@ pub fn throughput(path: &Path, run: &Run) -> Result<Outcome> {
         ("goodput, all hosts", Quantity::Rate),
     );
     chart.series = series;
+    note_identical(&mut chart.series);
     png(path, |root| chart.draw(root))?;
     Ok(Outcome::Written)
 }
@@ -98,8 +99,27 @@ pub fn ecn(path: &Path, run: &Run) -> Result<Outcome> {
     if !any {
         return Ok(Outcome::Skipped("no ECN marks or CNPs in this run".into()));
     }
+    note_identical(&mut chart.series);
     png(path, |root| chart.draw(root))?;
     Ok(Outcome::Written)
+}
+
+/// A series drawn exactly over an earlier one hides it: its legend entry says so ("alert
+/// (same as off)"), so a reader does not take the hidden one for missing.
+pub(super) fn note_identical(series: &mut [Series]) {
+    for j in 1..series.len() {
+        let (before, rest) = series.split_at_mut(j);
+        let s = &mut rest[0];
+        if s.label.is_empty() || s.points.is_empty() {
+            continue;
+        }
+        if let Some(first) = before
+            .iter()
+            .find(|o| !o.label.is_empty() && o.points == s.points)
+        {
+            s.label = format!("{} (same as {})", s.label, first.label);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -119,5 +139,25 @@ mod tests {
         for &(_, v) in &r[2..18] {
             assert!((v - 40e6).abs() < 1e-6, "{v}");
         }
+    }
+
+    fn series(label: &str, points: &[(f64, f64)]) -> Series {
+        Series {
+            label: label.into(),
+            points: points.to_vec(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_series_under_an_identical_one_is_named_in_the_legend() {
+        let mut s = vec![
+            series("off", &[(0.0, 1.0), (1.0, 2.0)]),
+            series("alert", &[(0.0, 1.0), (1.0, 2.0)]),
+            series("forward", &[(0.0, 1.0), (1.0, 3.0)]),
+        ];
+        note_identical(&mut s);
+        let labels: Vec<&str> = s.iter().map(|x| x.label.as_str()).collect();
+        assert_eq!(labels, ["off", "alert (same as off)", "forward"]);
     }
 }
