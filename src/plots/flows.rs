@@ -57,8 +57,10 @@ pub fn csv_flows(run: &Run, d: &VariantData) -> Vec<u32> {
 pub enum Why {
     /// `[telemetry] flows` names it.
     Named,
-    /// Marked `victim` in the scenario, or slowed by pauses it did not cause.
-    Victim,
+    /// Marked `victim` in the scenario.
+    Marked,
+    /// Slowed by pauses it did not cause, in this variant (the slowest such).
+    Victim(String),
     /// The slowest of its kind: the flows into one fan-in receiver, or all the others.
     Slowest(String),
     /// A flow of median slowdown among the others: what an unhindered flow does.
@@ -69,6 +71,8 @@ pub enum Why {
 
 /// One variant's flows as the rule sees them.
 pub struct Facts<'a> {
+    /// The variant's name.
+    pub name: &'a str,
     pub flows: &'a [FlowRecord],
     /// Egress ports (node, port) that PFC paused at some point (they received pause time).
     pub paused: HashSet<(String, String)>,
@@ -89,6 +93,7 @@ impl Facts<'_> {
             .map(|c| (c.node.to_string(), c.port.to_string()))
             .collect();
         Facts {
+            name: &report.summary.name,
             flows: &report.flows,
             paused,
         }
@@ -155,7 +160,7 @@ pub fn select(
         add(&mut out, f, Why::Named);
     }
     for &f in marked {
-        add(&mut out, f, Why::Victim);
+        add(&mut out, f, Why::Marked);
     }
     let Some(first) = variants.first() else {
         return out;
@@ -169,19 +174,19 @@ pub fn select(
             .fold(0.0, f64::max)
     };
     let hot = fan_in(first.flows, hosts);
-    let mut victims: Vec<(f64, u32)> = Vec::new();
+    let mut victims: Vec<(f64, u32, &str)> = Vec::new();
     for v in variants {
         for f in v.flows.iter().filter(|f| !hot.contains(&f.dst)) {
             if slow(f) >= SLOWED && v.on_paused_path(f) {
-                victims.push((slow(f), f.flow_id));
+                victims.push((slow(f), f.flow_id, v.name));
             }
         }
     }
     victims.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut found = 0;
-    for (_, f) in victims {
+    for (_, f, name) in victims {
         if found < VICTIMS && sampled(f) && !out.iter().any(|p| p.0 == f) {
-            add(&mut out, f, Why::Victim);
+            add(&mut out, f, Why::Victim(name.to_string()));
             found += 1;
         }
     }
@@ -247,7 +252,8 @@ fn chosen(run: &Run) -> Vec<(u32, Why)> {
 fn why_text(w: &Why) -> String {
     match w {
         Why::Named => "named in [telemetry] flows".into(),
-        Why::Victim => "victim: slowed behind PFC pauses".into(),
+        Why::Marked => "victim (marked in the scenario)".into(),
+        Why::Victim(v) => format!("victim of PFC pauses in {}", crate::console::short(v)),
         Why::Slowest(kind) => format!("slowest, {kind}"),
         Why::Typical => "typical (median slowdown)".into(),
         Why::Fastest(kind) => format!("fastest, {kind}"),
@@ -455,7 +461,7 @@ mod tests {
             s.topology.hosts.len(),
             sampled,
         );
-        assert_eq!(picks[0], (10, Why::Victim), "{picks:?}");
+        assert_eq!(picks[0], (10, Why::Victim("roce".into())), "{picks:?}");
         let f10 = &reports[0].flows[10];
         assert!(f10.dst == "h41" && f10.fct_ns.unwrap() > 2.0e6, "{f10:?}");
         assert!(
@@ -479,6 +485,7 @@ mod tests {
             })
             .collect();
         let facts = [Facts {
+            name: "a",
             flows: &flows,
             paused: HashSet::new(),
         }];
