@@ -2,7 +2,7 @@
 //! (so the numbers are the summary's), for one run or across runs (`sim compare`).
 
 use crate::files;
-use crate::metrics::Row;
+use crate::metrics::{Row, Table, flow_table, job_table};
 use crate::plots;
 use crate::results_dir::{Kind, Staging};
 use anyhow::{Context, Result};
@@ -12,6 +12,17 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+fn markdown_table(t: &Table) -> String {
+    let line = |cells: &[String]| format!("| {} |\n", cells.join(" | "));
+    let header: Vec<String> = t.header.iter().map(|h| h.to_string()).collect();
+    let mut s = line(&header);
+    s += &format!("|{}\n", "---|".repeat(t.header.len()));
+    for r in &t.rows {
+        s += &line(r);
+    }
+    s
+}
+
 /// `report.md`: a Markdown table users can paste, and a line naming the best per metric,
 /// unless `note` says why no variant can be named best (runs of different scenarios).
 pub fn markdown(title: &str, rows: &[Row], note: Option<&str>) -> String {
@@ -19,53 +30,13 @@ pub fn markdown(title: &str, rows: &[Row], note: Option<&str>) -> String {
     if let Some(n) = note {
         let _ = writeln!(s, "> {n}\n");
     }
-    let cell = |x: Option<f64>, digits: usize| x.map_or("-".to_string(), |v| format!("{v:.digits$}"));
     // A run of collectives is judged by its jobs first, in nccl-tests' units.
-    if rows.iter().any(|r| !r.jobs.is_empty()) {
+    if let Some(jobs) = job_table(rows) {
         s += "## Collective jobs (as nccl-tests reports them)\n\n";
-        s += "| job | variant | op | algorithm | ranks | size (B) | time (us) | algbw (GB/s) | busbw (GB/s) |\n";
-        s += "|---|---|---|---|---|---|---|---|---|\n";
-        for r in rows {
-            for j in &r.jobs {
-                let _ = writeln!(
-                    s,
-                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                    j.name,
-                    r.name,
-                    j.op,
-                    j.algorithm,
-                    j.ranks,
-                    j.size_bytes,
-                    cell(j.time_us, 2),
-                    cell(j.algbw_gbps.map(|g| g / 8.0), 2),
-                    cell(j.busbw_gbps.map(|g| g / 8.0), 2)
-                );
-            }
-        }
+        s += &markdown_table(&jobs);
         s += "\n## Flows\n\n";
     }
-    s += "| variant | flows completed | FCT p50 (us) | FCT p99 (us) | FCT max (us) | slowdown p50 | slowdown p99 | goodput (Gb/s) | drops | trims | PFC pauses | retransmits | timeouts |\n";
-    s += "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-    for r in rows {
-        let _ = writeln!(
-            s,
-            "| {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            r.name,
-            r.completed,
-            r.total,
-            cell(r.fct_p50_us, 3),
-            cell(r.fct_p99_us, 3),
-            cell(r.fct_max_us, 3),
-            cell(r.slowdown_p50, 4),
-            cell(r.slowdown_p99, 4),
-            cell(r.goodput_gbps, 3),
-            r.drops,
-            r.trimmed,
-            r.pauses,
-            r.retransmitted,
-            r.rtos
-        );
-    }
+    s += &markdown_table(&flow_table(rows));
     if rows.iter().any(|r| !r.findings.is_empty()) {
         s += "\n## Configuration warnings\n\nSettings that will not do what they were written for (`sim check` prints them with their fix).\n\n";
         let said = crate::check::by_variant(

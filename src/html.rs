@@ -95,21 +95,17 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
-fn cell(x: Option<f64>, digits: usize) -> String {
-    x.map_or("-".to_string(), |v| format!("{v:.digits$}"))
-}
-
-/// An HTML table: a header row, then rows of cells (already escaped).
-fn table(s: &mut String, header: &[&str], rows: impl Iterator<Item = Vec<String>>) {
+/// An HTML table, every cell escaped.
+fn table(s: &mut String, t: &crate::metrics::Table) {
     s.push_str("<table>\n<tr>");
-    for h in header {
+    for h in t.header {
         let _ = write!(s, "<th>{}</th>", esc(h));
     }
     s.push_str("</tr>\n");
-    for r in rows {
+    for r in &t.rows {
         s.push_str("<tr>");
         for c in r {
-            let _ = write!(s, "<td>{c}</td>");
+            let _ = write!(s, "<td>{}</td>", esc(c));
         }
         s.push_str("</tr>\n");
     }
@@ -141,70 +137,12 @@ pub fn page(
     if let Some(n) = note {
         let _ = writeln!(s, "<p class=\"note\">{}</p>", esc(n));
     }
-    if rows.iter().any(|r| !r.jobs.is_empty()) {
+    if let Some(jobs) = crate::metrics::job_table(rows) {
         s.push_str("<h2>Collective jobs (as nccl-tests reports them)</h2>\n");
-        let header = [
-            "job",
-            "variant",
-            "op",
-            "algorithm",
-            "ranks",
-            "size (B)",
-            "time (us)",
-            "algbw (GB/s)",
-            "busbw (GB/s)",
-        ];
-        let jobs = rows.iter().flat_map(|r| {
-            r.jobs.iter().map(move |j| {
-                vec![
-                    esc(&j.name),
-                    esc(&r.name),
-                    esc(&j.op),
-                    esc(&j.algorithm),
-                    j.ranks.to_string(),
-                    j.size_bytes.to_string(),
-                    cell(j.time_us, 2),
-                    cell(j.algbw_gbps.map(|g| g / 8.0), 2),
-                    cell(j.busbw_gbps.map(|g| g / 8.0), 2),
-                ]
-            })
-        });
-        table(&mut s, &header, jobs);
+        table(&mut s, &jobs);
     }
     s.push_str("<h2>Flows</h2>\n");
-    let header = [
-        "variant",
-        "flows completed",
-        "FCT p50 (us)",
-        "FCT p99 (us)",
-        "FCT max (us)",
-        "slowdown p50",
-        "slowdown p99",
-        "goodput (Gb/s)",
-        "drops",
-        "trims",
-        "PFC pauses",
-        "retransmits",
-        "timeouts",
-    ];
-    let flows = rows.iter().map(|r| {
-        vec![
-            esc(&r.name),
-            format!("{}/{}", r.completed, r.total),
-            cell(r.fct_p50_us, 3),
-            cell(r.fct_p99_us, 3),
-            cell(r.fct_max_us, 3),
-            cell(r.slowdown_p50, 4),
-            cell(r.slowdown_p99, 4),
-            cell(r.goodput_gbps, 3),
-            r.drops.to_string(),
-            r.trimmed.to_string(),
-            r.pauses.to_string(),
-            r.retransmitted.to_string(),
-            r.rtos.to_string(),
-        ]
-    });
-    table(&mut s, &header, flows);
+    table(&mut s, &crate::metrics::flow_table(rows));
     if rows.iter().any(|r| !r.findings.is_empty()) {
         s.push_str("<h2>Configuration warnings</h2>\n<p>Settings that will not do what they were written for (<code>sim check</code> prints them with their fix).</p>\n<ul>\n");
         let said = crate::check::by_variant(

@@ -196,3 +196,85 @@ pub fn rows(summary: &Value, prefix: Option<&str>) -> Result<Vec<Row>> {
         })
         .collect())
 }
+
+/// A table: its header and its rows of cells, as text (report.md and report.html draw it).
+pub struct Table {
+    pub header: &'static [&'static str],
+    pub rows: Vec<Vec<String>>,
+}
+
+fn cell(x: Option<f64>, digits: usize) -> String {
+    x.map_or("-".to_string(), |v| format!("{v:.digits$}"))
+}
+
+/// The jobs of every variant, as nccl-tests reports them (None: no variant ran collectives).
+pub fn job_table(rows: &[Row]) -> Option<Table> {
+    let header = &[
+        "job",
+        "variant",
+        "op",
+        "algorithm",
+        "ranks",
+        "size (B)",
+        "time (us)",
+        "algbw (GB/s)",
+        "busbw (GB/s)",
+    ];
+    let cells = rows.iter().flat_map(|r| {
+        r.jobs.iter().map(move |j| {
+            vec![
+                j.name.clone(),
+                r.name.clone(),
+                j.op.clone(),
+                j.algorithm.clone(),
+                j.ranks.to_string(),
+                j.size_bytes.to_string(),
+                cell(j.time_us, 2),
+                cell(j.algbw_gbps.map(|g| g / 8.0), 2),
+                cell(j.busbw_gbps.map(|g| g / 8.0), 2),
+            ]
+        })
+    });
+    let rows: Vec<Vec<String>> = cells.collect();
+    (!rows.is_empty()).then_some(Table { header, rows })
+}
+
+/// A row per variant: its flows' completion, FCT and slowdown quantiles and counts.
+pub fn flow_table(rows: &[Row]) -> Table {
+    let header = &[
+        "variant",
+        "flows completed",
+        "FCT p50 (us)",
+        "FCT p99 (us)",
+        "FCT max (us)",
+        "slowdown p50",
+        "slowdown p99",
+        "goodput (Gb/s)",
+        "drops",
+        "trims",
+        "PFC pauses",
+        "retransmits",
+        "timeouts",
+    ];
+    let rows = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.name.clone(),
+                format!("{}/{}", r.completed, r.total),
+                cell(r.fct_p50_us, 3),
+                cell(r.fct_p99_us, 3),
+                cell(r.fct_max_us, 3),
+                cell(r.slowdown_p50, 4),
+                cell(r.slowdown_p99, 4),
+                cell(r.goodput_gbps, 3),
+                r.drops.to_string(),
+                r.trimmed.to_string(),
+                r.pauses.to_string(),
+                r.retransmitted.to_string(),
+                r.rtos.to_string(),
+            ]
+        })
+        .collect();
+    Table { header, rows }
+}

@@ -92,13 +92,10 @@ impl BitRate {
     pub fn parse(s: &str) -> Result<Self, UnitError> {
         // Case does not matter ("25gbps", "400g") except for bytes: "GBps" is not a bit rate.
         let t = s.trim_end();
-        let tail = |n: usize| t.get(t.len().saturating_sub(n)..).unwrap_or("");
-        let per_s = |n| {
-            tail(n)
-                .get(1..)
-                .is_some_and(|r: &str| r.eq_ignore_ascii_case("ps") || r.eq_ignore_ascii_case("/s"))
-        };
-        if tail(3).starts_with('B') && per_s(3) {
+        let tail = t.get(t.len().saturating_sub(3)..).unwrap_or("");
+        if tail.starts_with('B')
+            && (tail[1..].eq_ignore_ascii_case("ps") || tail[1..].eq_ignore_ascii_case("/s"))
+        {
             return Err(UnitError(format!(
                 "\"{s}\" is in bytes per second; rates are in bits per second, like \"100Gbps\""
             )));
