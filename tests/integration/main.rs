@@ -14,6 +14,7 @@ mod common;
 mod counters;
 mod crash;
 mod dcqcn_fluid;
+mod dcqcn_load;
 mod docs;
 mod faults;
 mod fuzz;

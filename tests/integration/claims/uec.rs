@@ -161,33 +161,35 @@ fn victim_flow() {
 #[test]
 fn websearch_load() {
     let r = run("websearch-load", &[], 0);
-    // "small flows suffer queueing behind large ones (flows under 100 KB, which need
-    // microseconds, wait up to 5 to 10 times that [the slowest small flow at 5 to 11]), and
-    // the large ones [1 MB and more], which share links with each other, slow most (their
-    // median slowdown is the highest)".
-    for v in ["roce-pfc-dcqcn", "uec-reps-nscc"] {
-        let f = r.flows_of(v);
-        let class = |lo: f64, hi: f64| -> Vec<f64> {
-            f.iter()
-                .filter(|f| f.size >= lo && f.size < hi)
-                .map(|f| f.slowdown())
-                .collect()
-        };
-        let small = class(0.0, 100e3);
-        let worst = max(small.iter().copied());
+    // "Small flows (under 100 KB ...): under RoCEv2 + DCQCN the slowest 1 % of them take over
+    // 15 times their ideal ..., under UET + NSCC under 10 times. The large flows (1 MB and
+    // more) ... slow most under DCQCN (their median slowdown is the highest of any size,
+    // about 3) and about 2 under NSCC."
+    let class = |v: &str, lo: f64, hi: f64| -> Vec<f64> {
+        r.flows_of(v)
+            .iter()
+            .filter(|f| f.size >= lo && f.size < hi)
+            .map(|f| f.slowdown())
+            .collect()
+    };
+    let p99 = |mut x: Vec<f64>| {
+        x.sort_by(f64::total_cmp);
+        x[(x.len() as f64 * 0.99) as usize]
+    };
+    let roce_small = p99(class("roce-pfc-dcqcn", 0.0, 100e3));
+    r.check(roce_small > 15.0, "DCQCN: the slowest 1 % of small flows over 15x", roce_small);
+    let uec_small = p99(class("uec-reps-nscc", 0.0, 100e3));
+    r.check(uec_small < 10.0, "NSCC: the slowest 1 % of small flows under 10x", uec_small);
+    let large = median(class("roce-pfc-dcqcn", 1e6, f64::INFINITY));
+    r.about("DCQCN: the large flows' median slowdown about 3", large, 3.0, 0.15);
+    for (lo, hi) in [(0.0, 10e3), (10e3, 100e3), (100e3, 1e6)] {
+        let m = median(class("roce-pfc-dcqcn", lo, hi));
         r.check(
-            (5.0..=11.0).contains(&worst),
-            &format!("{v}: small flows wait up to 5 to 10 times their ideal"),
-            worst,
+            large > m,
+            &format!("DCQCN: the large flows' median slowdown above flows of {lo}-{hi} B"),
+            format!("{large} against {m}"),
         );
-        let large = median(class(1e6, f64::INFINITY));
-        for (lo, hi) in [(0.0, 10e3), (10e3, 100e3), (100e3, 1e6)] {
-            let m = median(class(lo, hi));
-            r.check(
-                large > m,
-                &format!("{v}: the large flows' median slowdown above flows of {lo}-{hi} B"),
-                format!("{large} against {m}"),
-            );
-        }
     }
+    let large = median(class("uec-reps-nscc", 1e6, f64::INFINITY));
+    r.about("NSCC: the large flows' median slowdown about 2", large, 2.0, 0.15);
 }
