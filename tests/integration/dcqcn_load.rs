@@ -24,7 +24,11 @@ struct Fluid {
 /// Each flow's completion time under max-min fair sharing of `capacity` (bytes per ns) on
 /// every link, flows arriving at their start times.
 fn max_min_fcts(flows: &[Fluid], capacity: f64) -> Vec<f64> {
-    let links = flows.iter().flat_map(|f| f.links.iter()).max().map_or(0, |&l| l + 1);
+    let links = flows
+        .iter()
+        .flat_map(|f| f.links.iter())
+        .max()
+        .map_or(0, |&l| l + 1);
     let mut order: Vec<usize> = (0..flows.len()).collect();
     order.sort_by(|&a, &b| flows[a].start.total_cmp(&flows[b].start));
     let mut fct = vec![f64::NAN; flows.len()];

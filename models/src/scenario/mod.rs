@@ -352,9 +352,10 @@ pub fn parse(src: &str, file: &str, default_name: &str, ov: &Overrides) -> Resul
         check_memory(&scenario, v, ov).map_err(|e| ctx.field(e, index))?;
     }
     let mut scenario = scenario;
+    let offered = crate::workload::offered(&base.workload, &scenario.topology);
     for i in 0..scenario.variants.len() {
         let v = &scenario.variants[i];
-        let found = check::variant(&scenario.topology, &scenario.flows, v, &v.silence);
+        let found = check::variant(&scenario.topology, &scenario.flows, &offered, v, &v.silence);
         scenario.variants[i].findings = found;
     }
     Ok(scenario)

@@ -306,6 +306,59 @@ pub fn explicit_flows(flows: &[FlowConfig], topo: &Topology) -> Result<Vec<FlowS
 mod generate;
 pub use generate::FlowCap;
 
+/// What one open-loop (`poisson`) workload offers the fabric: each source sends `load` of its
+/// NIC's line rate in payload, to destinations uniform over the other hosts or to `dst`, for
+/// `duration`. The configuration check compares it with the cables it must cross.
+#[derive(Debug, Clone)]
+pub struct Offered {
+    /// Its index in `[[workload]]`.
+    pub index: usize,
+    pub load: f64,
+    pub sources: Vec<HostId>,
+    pub dst: Option<HostId>,
+    pub duration: Duration,
+}
+
+/// The open-loop workloads of `configs` (already validated by flow generation: a host that
+/// does not resolve leaves its workload out).
+pub fn offered(configs: &[WorkloadConfig], topo: &Topology) -> Vec<Offered> {
+    let mut out = Vec::new();
+    for (index, c) in configs.iter().enumerate() {
+        let WorkloadConfig::Poisson {
+            load,
+            duration,
+            sources,
+            dst,
+            ..
+        } = c
+        else {
+            continue;
+        };
+        let dst = match dst.as_ref().map(|d| d.resolve(topo, "")).transpose() {
+            Ok(d) => d,
+            Err(_) => continue,
+        };
+        let sources = match sources {
+            Some(list) => match list.iter().map(|h| h.resolve(topo, "")).collect() {
+                Ok(l) => l,
+                Err(_) => continue,
+            },
+            None => (0..topo.hosts.len() as u32)
+                .map(HostId)
+                .filter(|&h| Some(h) != dst)
+                .collect(),
+        };
+        out.push(Offered {
+            index,
+            load: *load,
+            sources,
+            dst,
+            duration: *duration,
+        });
+    }
+    out
+}
+
 /// Most flows a scenario may have: each costs about 200 B of state, so 10 million fit a laptop.
 pub const MAX_FLOWS: usize = 10_000_000;
 

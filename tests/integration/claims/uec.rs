@@ -177,11 +177,24 @@ fn websearch_load() {
         x[(x.len() as f64 * 0.99) as usize]
     };
     let roce_small = p99(class("roce-pfc-dcqcn", 0.0, 100e3));
-    r.check(roce_small > 15.0, "DCQCN: the slowest 1 % of small flows over 15x", roce_small);
+    r.check(
+        roce_small > 15.0,
+        "DCQCN: the slowest 1 % of small flows over 15x",
+        roce_small,
+    );
     let uec_small = p99(class("uec-reps-nscc", 0.0, 100e3));
-    r.check(uec_small < 10.0, "NSCC: the slowest 1 % of small flows under 10x", uec_small);
+    r.check(
+        uec_small < 10.0,
+        "NSCC: the slowest 1 % of small flows under 10x",
+        uec_small,
+    );
     let large = median(class("roce-pfc-dcqcn", 1e6, f64::INFINITY));
-    r.about("DCQCN: the large flows' median slowdown about 3", large, 3.0, 0.15);
+    r.about(
+        "DCQCN: the large flows' median slowdown about 3",
+        large,
+        3.0,
+        0.15,
+    );
     for (lo, hi) in [(0.0, 10e3), (10e3, 100e3), (100e3, 1e6)] {
         let m = median(class("roce-pfc-dcqcn", lo, hi));
         r.check(

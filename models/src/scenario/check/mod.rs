@@ -12,10 +12,13 @@
 //!   PFC priorities nothing uses; DCQCN without ECN marking.
 //! - `buffers.rs`: headroom against what each cable delivers after XOFF; ECN thresholds
 //!   against the queue at which PFC pauses (lossless) or the queue limit (lossy).
+//! - `load.rs`: what an open-loop workload offers each edge switch's cables to the rest of
+//!   the fabric, and each host's cable, against what they carry.
 //! - `ports.rs`: a SONiC file's `PORT` table against the simulated switches' cables; the
 //!   tables and fields the import does not act on, one note per table.
 
 mod buffers;
+mod load;
 mod ports;
 mod qos;
 
@@ -74,6 +77,10 @@ pub const IDS: &[(&str, &str)] = &[
     (
         "ecn-above-queue-limit",
         "an ECN threshold above the most a lossy queue can hold",
+    ),
+    (
+        "load-over-capacity",
+        "an open-loop workload offering some cables more than they carry",
     ),
     (
         "sonic-ports",
@@ -276,6 +283,7 @@ impl Fabric {
 pub fn variant(
     topo: &crate::topology::Topology,
     flows: &[crate::workload::FlowSpec],
+    offered: &[crate::workload::Offered],
     v: &crate::scenario::Variant,
     silence: &[String],
 ) -> Vec<Finding> {
@@ -289,6 +297,7 @@ pub fn variant(
         ports::check(topo, &fabric, s, &mut out);
     }
     qos::check_ecn_marking(v, &scopes, &mut out);
+    load::check(topo, offered, &mut out);
     out.retain(|f| !silence.iter().any(|s| s == f.id));
     out.sort();
     out.dedup();

@@ -221,3 +221,103 @@ fn a_silenced_finding_is_left_out_and_an_unknown_id_is_refused() {
         "{e}"
     );
 }
+
+/// A 4-leaf spine with `spines` uplinks per leaf (100G everywhere, 8 hosts per leaf) under a
+/// uniform Poisson load.
+fn poisson_leaf_spine(spines: u32, load: f64) -> String {
+    format!(
+        r#"
+        [topology]
+        kind = "leaf-spine"
+        leaves = 4
+        spines = {spines}
+        hosts_per_leaf = 8
+        host_link = {{ rate = "100Gbps", cable = "3m" }}
+        fabric_link = {{ rate = "100Gbps", cable = "3m" }}
+        [[workload]]
+        kind = "poisson"
+        load = {load}
+        size = "100KB"
+        duration = "10us"
+        "#
+    )
+}
+
+#[test]
+fn an_open_loop_load_over_a_leafs_uplinks_is_named_with_the_load_that_fits() {
+    // Each leaf's 8 hosts send 8 x 50 Gb/s, 24 of every 31 destinations beyond the leaf:
+    // 309.7 Gb/s over 2 x 100G, 1.55 times; the load that fits is 0.5 / 1.548 = 0.323.
+    let f = findings(&poisson_leaf_spine(2, 0.5));
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(
+        (f[0].id, f[0].key.as_str()),
+        ("load-over-capacity", "workload[0].load")
+    );
+    assert!(
+        f[0].problem.contains("leaf0's cables")
+            && f[0].problem.contains("310 Gb/s out")
+            && f[0].problem.contains("1.55 times")
+            && f[0].problem.contains("3 more cuts"),
+        "{f:#?}"
+    );
+    assert!(f[0].fix.contains("to 0.32 or less"), "{f:#?}");
+    // Its fixes: the load it names (0.32 x 1.548 / 0.5 = 0.99 of the uplinks), or a leaf
+    // with as much up as down.
+    assert!(ids(&poisson_leaf_spine(2, 0.32)).is_empty());
+    assert!(ids(&poisson_leaf_spine(8, 1.0)).is_empty());
+}
+
+#[test]
+fn an_open_loop_load_into_one_host_over_its_cable_is_named() {
+    // Three sources at 0.5 of 100G into h0: 150 Gb/s into a 100G cable.
+    let into = |load: f64| {
+        star(
+            "3m",
+            &format!(
+                "[[workload]]\nkind = \"poisson\"\nload = {load}\nsize = \"10KB\"\n\
+                 duration = \"10us\"\nsources = [\"h1\", \"h2\", \"h3\"]\ndst = \"h0\""
+            ),
+        )
+    };
+    let f: Vec<Finding> = findings(&into(0.5))
+        .into_iter()
+        .filter(|f| f.id == "load-over-capacity")
+        .collect();
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0].key, "workload[1].load");
+    assert!(f[0].problem.contains("h0's cable 150 Gb/s in"), "{f:#?}");
+    assert!(f[0].fix.contains("to 0.33 or less"), "{f:#?}");
+    assert!(!ids(&into(0.33)).contains(&"load-over-capacity"));
+}
+
+#[test]
+fn traffic_between_nics_of_one_server_is_not_counted_on_the_fabric() {
+    // Rail-optimised: each rail leaf has one NIC of each of 4 servers (100G) and 4 x 100G
+    // spine cables. A NIC sends uniformly over the 63 others, 7 of which are its server's
+    // own (NVLink): 4 x 100 x (63 - 3 - 7) / 63 = 336.5 Gb/s leaves each leaf, over 400G.
+    // Counting the mates as fabric traffic would give 4 x 100 x 60/63 = 381; with 3 spines
+    // (300G) both are over, and the finding says 336.
+    let rail = |spines: u32| {
+        format!(
+            r#"
+            [topology]
+            kind = "rail"
+            units = 2
+            servers_per_unit = 4
+            nics_per_host = 8
+            spines = {spines}
+            host_link = {{ rate = "100Gbps", cable = "3m" }}
+            fabric_link = {{ rate = "100Gbps", cable = "3m" }}
+            [[workload]]
+            kind = "poisson"
+            load = 1.0
+            size = "100KB"
+            duration = "10us"
+            "#
+        )
+    };
+    assert!(ids(&rail(4)).is_empty(), "{:#?}", findings(&rail(4)));
+    let f = findings(&rail(3));
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert!(f[0].problem.contains("337 Gb/s out"), "{f:#?}");
+}
