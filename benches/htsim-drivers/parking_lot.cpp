@@ -9,7 +9,7 @@
 //   H=/tmp/uet-htsim/htsim/sim
 //   g++ -O2 -std=c++17 -I$H -I$H/datacenter parking_lot.cpp \
 //       $H/build/datacenter/libhtsim_dc.a $H/build/libhtsim.a -o parking_lot
-//   ./parking_lot 3      # simulated milliseconds
+//   ./parking_lot 3 [seed]      # simulated milliseconds, random seed (1)
 #include "eventlist.h"
 #include "compositequeue.h"
 #include "pipe.h"
@@ -24,6 +24,9 @@ using namespace std;
 int main(int argc, char** argv) {
     EventList eventlist;
     double ms = argc > 1 ? atof(argv[1]) : 3.0;
+    int seed = argc > 2 ? atoi(argv[2]) : 1;
+    srand(seed);
+    srandom(seed);
     eventlist.setEndtime(timeFromUs(ms * 1000));
     Packet::set_packet_size(4150);
     UecSrc::_mtu = Packet::data_packet_size();
@@ -57,6 +60,8 @@ int main(int argc, char** argv) {
     vector<unique_ptr<UecNIC>> nics;
     for (int h = 0; h < 9; h++) nics.push_back(make_unique<UecNIC>(h, eventlist, speed, 1));
     int flows[5][2] = {{0, 6}, {1, 3}, {2, 4}, {4, 7}, {5, 8}};
+    if (argc > 3 && atoi(argv[3]) > 0) flows[3][0] = atoi(argv[3]);  // the second link's first one-hop sender
+    if (argc > 4) swap(flows[1], flows[2]);  // create the first link's one-hop flows in the other order
     vector<UecSink*> sinks;
     for (auto& f : flows) {
         auto* src = new UecSrc(NULL, eventlist, make_unique<UecMpReps>(64, false, true), *nics[f[0]], 1);
