@@ -466,6 +466,9 @@ mod tests {
             cable: None,
             loss: 0.0,
             ber: 0.0,
+            fec: None,
+            pre_fec_ber: 0.0,
+            fec_latency: None,
         };
         let topo = crate::topology::TopologyConfig::LeafSpine {
             leaves: 2,

@@ -58,6 +58,7 @@ pub mod cc;
 pub mod drop;
 pub mod error;
 pub mod fault;
+pub mod fec;
 pub mod ideal;
 pub mod ids;
 pub mod input;

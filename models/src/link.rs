@@ -28,6 +28,8 @@ pub struct Link {
     pub loss: f64,
     /// Bit error rate: a frame of b bits is lost with probability 1-(1-ber)^b.
     pub ber: f64,
+    /// Bit errors before FEC, as the FEC leaves them ([`crate::fec`]).
+    pub errors: crate::fec::BitErrors,
     flight: Fifo,
 }
 
@@ -37,6 +39,7 @@ impl Link {
             delay,
             loss,
             ber,
+            errors: crate::fec::BitErrors::default(),
             flight: Fifo::default(),
         }
     }
@@ -44,11 +47,12 @@ impl Link {
     /// Probability that a frame of `frame` bytes is lost on this cable.
     #[inline]
     pub fn loss_of(&self, frame: u16) -> f64 {
-        if self.ber == 0.0 {
+        if self.ber == 0.0 && self.errors.pre_fec_ber == 0.0 {
             return self.loss;
         }
         let bit_loss = -(frame as f64 * 8.0 * (-self.ber).ln_1p()).exp_m1();
-        1.0 - (1.0 - self.loss) * (1.0 - bit_loss)
+        let fec_loss = self.errors.frame_loss(frame as u32);
+        1.0 - (1.0 - self.loss) * (1.0 - bit_loss) * (1.0 - fec_loss)
     }
 
     /// The last bit of `p` left the sender at `now`. Returns the arrival time when the link

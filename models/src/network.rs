@@ -125,7 +125,6 @@ impl Network {
             peer,
             port_link,
         } = wiring;
-        let total = peer.len();
         let ports: Vec<Port> = port_link
             .iter()
             .map(|&l| Port::new(t.links[l as usize].rate))
@@ -134,7 +133,9 @@ impl Network {
             .iter()
             .map(|&l| {
                 let l = &t.links[l as usize];
-                Link::new(l.delay, l.loss, l.ber)
+                let mut link = Link::new(l.delay, l.loss, l.ber);
+                link.errors = l.errors;
+                link
             })
             .collect();
         let (mut roles, mut host_node, mut switch_node) = (Vec::with_capacity(n), Vec::new(), Vec::new());
@@ -151,13 +152,16 @@ impl Network {
             });
         }
         debug_assert_eq!(host_node, t.hosts);
+        // A cable whose ends' FEC modes differ never comes up; routing never learns it.
+        let port_up: Vec<bool> = port_link.iter().map(|&l| t.links[l as usize].up).collect();
+        let all_up = port_up.iter().all(|&u| u);
         let tables = Routes::build(&Graph {
             node_ports: &node_ports,
             port_peer_node: &port_peer_node,
             is_host: &is_host,
             hosts: &t.hosts,
             hosts_forward: t.hosts_forward,
-            port_up: None,
+            port_up: (!all_up).then_some(&port_up[..]),
         });
         Network {
             names: t.nodes.iter().map(|s| s.name.clone()).collect(),
@@ -172,7 +176,7 @@ impl Network {
             router: Router::new(tables, streams, n, switch_node.len(), policy),
             host_node,
             switch_node,
-            port_up: vec![true; total],
+            port_up,
             hosts_forward: t.hosts_forward,
         }
     }
@@ -251,6 +255,9 @@ mod tests {
             cable: None,
             loss: 0.0,
             ber: 0.0,
+            fec: None,
+            pre_fec_ber: 0.0,
+            fec_latency: None,
         }
     }
 

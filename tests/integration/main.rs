@@ -17,6 +17,7 @@ mod dcqcn_fluid;
 mod dcqcn_load;
 mod docs;
 mod faults;
+mod fec;
 mod fuzz;
 mod fuzz_importers;
 mod golden;

@@ -89,6 +89,8 @@ pub enum Why {
     NeverStarted,
     /// No route from its source to its destination.
     NoRoute,
+    /// Its sender's cable is down at the end of the run (cut, or never up: FEC ends differ).
+    CableDown,
     /// Its sender gave up after `nic.rto_retries` timeouts.
     GaveUp,
     /// Packets were dropped and recovery did not complete.
@@ -107,6 +109,7 @@ impl Why {
             Why::Waiting => "never started, waiting for flows that never completed",
             Why::NeverStarted => "never started",
             Why::NoRoute => "had no route",
+            Why::CableDown => "had their sender's cable down",
             Why::GaveUp => "gave up after nic.rto_retries timeouts",
             Why::Lost => "lost packets and did not recover",
             Why::Stopped => "were in progress when the run stopped",
@@ -166,6 +169,12 @@ fn unfinished_reason(sim: &Sim, f: &crate::nic::Flow) -> (Why, String) {
         );
     }
     let progress = format!("{} of {} bytes delivered", f.received_bytes, f.spec.size);
+    if !sim.net.port_up[f.port.idx()] && sim.stopped.is_none() {
+        return (
+            Why::CableDown,
+            format!("its sender's cable is down, so its NIC has no carrier ({progress})"),
+        );
+    }
     if f.gave_up {
         return (
             Why::GaveUp,

@@ -21,6 +21,9 @@ impl Sim<'_> {
                 Some(pkt) => pkt,
                 None => return,
             },
+            // A NIC whose cable is down has no carrier: it sends nothing (its transport's
+            // timers still run, and give up as they would).
+            Role::Host(_) if !self.net.port_up[p.idx()] => return,
             Role::Host(h) => match self.net.ports[p.idx()].dequeue(&mut self.net.pool, self.now) {
                 Some(pkt) => pkt,
                 None => match self.next_data(h, p) {

@@ -90,7 +90,7 @@ impl TopologyConfig {
 
 /// Two hosts on one cable (a DAC between two NICs).
 fn back_to_back(t: &mut Topology, link: &LinkConfig) -> Result<(), FieldError> {
-    let d = link.delay("topology.link")?;
+    let d = t.cable_delay("topology.link", link)?;
     let h = t.add_hosts(2);
     t.connect(h[0], h[1], link, d);
     Ok(())
@@ -100,7 +100,7 @@ fn back_to_back(t: &mut Topology, link: &LinkConfig) -> Result<(), FieldError> {
 fn ring(t: &mut Topology, n: u32, link: &LinkConfig) -> Result<(), FieldError> {
     at_least("topology.hosts", n, 3)?;
     size_check(n as u128)?;
-    let d = link.delay("topology.link")?;
+    let d = t.cable_delay("topology.link", link)?;
     let h = t.add_hosts(n);
     let n = h.len();
     // A ring of 3 is a triangle: every pair is cabled once.
@@ -115,7 +115,7 @@ fn ring(t: &mut Topology, n: u32, link: &LinkConfig) -> Result<(), FieldError> {
 fn star(t: &mut Topology, n: u32, host_link: &LinkConfig) -> Result<(), FieldError> {
     at_least("topology.hosts", n, 2)?;
     size_check(n as u128 + 1)?;
-    let d = host_link.delay("topology.host_link")?;
+    let d = t.cable_delay("topology.host_link", host_link)?;
     let h = t.add_hosts(n);
     let sw = t.add("sw0".into(), NodeKind::Switch);
     for &x in &h {
@@ -137,13 +137,13 @@ fn switch_line(
     at_least("topology.switches", switches, if closed { 3 } else { 2 })?;
     at_least("topology.hosts_per_switch", hosts_per_switch, 1)?;
     size_check(switches as u128 * (hosts_per_switch as u128 + 1))?;
-    let hd = host_link.delay("topology.host_link")?;
+    let hd = t.cable_delay("topology.host_link", host_link)?;
     let key = if closed {
         "topology.ring_link"
     } else {
         "topology.chain_link"
     };
-    let ld = line_link.delay(key)?;
+    let ld = t.cable_delay(key, line_link)?;
     let sws: Vec<NodeId> = (0..switches)
         .map(|i| t.add_edge_switch(format!("sw{i}"), hosts_per_switch, host_link, hd))
         .collect();
@@ -163,8 +163,8 @@ fn dumbbell(
 ) -> Result<(), FieldError> {
     at_least("topology.hosts_per_side", n, 1)?;
     size_check(2 * n as u128 + 2)?;
-    let hd = host_link.delay("topology.host_link")?;
-    let bd = bottleneck.delay("topology.bottleneck_link")?;
+    let hd = t.cable_delay("topology.host_link", host_link)?;
+    let bd = t.cable_delay("topology.bottleneck_link", bottleneck)?;
     let left = t.add_hosts(n);
     let right = t.add_hosts(n);
     let (sl, sr) = (
@@ -215,8 +215,8 @@ fn leaf_spine(
         "topology.links_per_spine",
         s.leaves as u128 * (s.hosts_per_leaf as u128 + s.spines as u128 * s.links_per_spine as u128),
     )?;
-    let hd = host_link.delay("topology.host_link")?;
-    let fd = fabric.delay("topology.fabric_link")?;
+    let hd = t.cable_delay("topology.host_link", host_link)?;
+    let fd = t.cable_delay("topology.fabric_link", fabric)?;
     clos2(t, &s, (host_link, hd), (fabric, fd));
     Ok(())
 }
@@ -232,8 +232,8 @@ fn fat_tree(t: &mut Topology, k: u32, host_link: &LinkConfig, fabric: &LinkConfi
     }
     let half = k / 2;
     size_check(k as u128 * k as u128 * k as u128 / 4 + 5 * k as u128 * k as u128 / 4)?;
-    let hd = host_link.delay("topology.host_link")?;
-    let fd = fabric.delay("topology.fabric_link")?;
+    let hd = t.cable_delay("topology.host_link", host_link)?;
+    let fd = t.cable_delay("topology.fabric_link", fabric)?;
     let shape = FatTree {
         pods: k,
         edges: half,

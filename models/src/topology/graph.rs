@@ -64,6 +64,13 @@ pub struct GraphLink {
     pub loss: f64,
     #[serde(default)]
     pub ber: f64,
+    /// FEC at the ends, as a cable's `fec` (`crate::fec`).
+    #[serde(default)]
+    pub fec: Option<crate::fec::FecEnds>,
+    #[serde(default)]
+    pub pre_fec_ber: f64,
+    #[serde(default)]
+    pub fec_latency: Option<Duration>,
     /// Parallel cables (a LAG, or a breakout's lanes cabled to one switch).
     #[serde(default = "one")]
     pub count: u32,
@@ -216,8 +223,11 @@ fn add(
             cable: l.cable,
             loss: l.loss,
             ber: l.ber,
+            fec: l.fec,
+            pre_fec_ber: l.pre_fec_ber,
+            fec_latency: l.fec_latency,
         };
-        let delay = cfg.delay(&key)?;
+        let delay = t.cable_delay(&key, &cfg)?;
         for _ in 0..l.count {
             t.connect(a, b, &cfg, delay);
         }
@@ -400,6 +410,9 @@ fn parse_edge_list(text: &str) -> Result<Parsed, (usize, String)> {
                     cable,
                     loss: 0.0,
                     ber: 0.0,
+                    fec: None,
+                    pre_fec_ber: 0.0,
+                    fec_latency: None,
                     count,
                 });
                 link_lines.push(line);

@@ -148,6 +148,9 @@ pub fn build(t: &mut Topology, file: &str, dir: &Path) -> Result<(), FieldError>
         cable: None,
         loss: 0.0,
         ber: 0.0,
+        fec: None,
+        pre_fec_ber: 0.0,
+        fec_latency: None,
     };
     let (t0, t1) = (tiers[0], tiers[1]);
     let hpt = t0.down;

@@ -39,11 +39,64 @@ pub struct LinkConfig {
     /// Bit error rate after FEC: a frame of b bits is lost with probability 1-(1-ber)^b.
     #[serde(default)]
     pub ber: f64,
+    /// FEC at the ends (`crate::fec`): "none", "rs-528", "rs-544", or each end's own
+    /// `[a's, b's]`; ends that differ keep the cable down.
+    #[serde(default)]
+    pub fec: Option<crate::fec::FecEnds>,
+    /// Bit error rate before FEC: frames are lost as the FEC leaves them (`crate::fec`).
+    #[serde(default)]
+    pub pre_fec_ber: f64,
+    /// Latency the FEC adds per hop (default: the codewords its decoder must hold).
+    #[serde(default)]
+    pub fec_latency: Option<Duration>,
 }
 
 impl LinkConfig {
+    /// A cable of `rate` with propagation `delay` and nothing else.
+    pub fn plain(rate: BitRate, delay: Duration) -> LinkConfig {
+        LinkConfig {
+            rate,
+            delay: Some(delay),
+            cable: None,
+            loss: 0.0,
+            ber: 0.0,
+            fec: None,
+            pre_fec_ber: 0.0,
+            fec_latency: None,
+        }
+    }
+
+    /// The FEC both ends run (None: they differ, the cable stays down).
+    pub fn agreed_fec(&self) -> Option<crate::fec::Fec> {
+        self.fec.map_or(Some(crate::fec::Fec::None), |f| f.agreed())
+    }
+
+    /// Propagation plus the FEC's latency per hop.
+    fn hop_delay(&self, propagation: Duration) -> Duration {
+        let fec = self.agreed_fec().unwrap_or_default();
+        propagation + self.fec_latency.unwrap_or_else(|| fec.latency(self.rate))
+    }
+
     /// The propagation delay, from `delay` or `cable`.
     pub fn delay(&self, key: &str) -> Result<Duration, FieldError> {
+        if !(0.0..1e-3).contains(&self.pre_fec_ber) {
+            return Err(FieldError::new(
+                format!("{key}.pre_fec_ber"),
+                format!("must be in [0, 1e-3), got {}", self.pre_fec_ber),
+            ));
+        }
+        if self.pre_fec_ber > 0.0 && self.ber > 0.0 {
+            return Err(FieldError::new(
+                format!("{key}.pre_fec_ber"),
+                "give either `ber` (after FEC) or `pre_fec_ber` (before it, with `fec`), not both",
+            ));
+        }
+        if self.fec_latency.is_some() && self.agreed_fec().unwrap_or_default() == crate::fec::Fec::None {
+            return Err(FieldError::new(
+                format!("{key}.fec_latency"),
+                "is the latency of an FEC both ends run: set `fec` too",
+            ));
+        }
         if !(0.0..1e-3).contains(&self.ber) {
             return Err(FieldError::new(
                 format!("{key}.ber"),
@@ -186,6 +239,17 @@ pub struct LinkSpec {
     pub delay: Duration,
     pub loss: f64,
     pub ber: f64,
+    /// Bit errors before FEC and the FEC both ends run.
+    pub errors: crate::fec::BitErrors,
+    /// False when the ends' FEC modes differ: the cable never comes up.
+    pub up: bool,
+}
+
+/// Cables whose ends run different FEC modes, by the key that configured them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FecMismatch {
+    pub key: String,
+    pub ends: [crate::fec::Fec; 2],
 }
 
 /// The expanded graph.
@@ -205,6 +269,8 @@ pub struct Topology {
     pub nvlink: Option<BitRate>,
     /// Rate of each node's first cable (for a host, its NIC's line rate), 0 without one.
     first_rate: Vec<BitRate>,
+    /// Cables that never come up because their ends' FEC modes differ.
+    pub fec_mismatches: Vec<FecMismatch>,
 }
 
 /// Largest fabric we agree to build (nodes), to turn typos like `k = 4000` into errors.
@@ -260,6 +326,9 @@ impl Topology {
             cable: None,
             loss: 0.0,
             ber: 0.0,
+            fec: None,
+            pre_fec_ber: 0.0,
+            fec_latency: None,
         };
         TopologyConfig::Star {
             hosts: n,
@@ -284,19 +353,36 @@ impl Topology {
         id
     }
 
+    /// `l`'s propagation delay, checked under `key`; its FEC ends noted if they differ.
+    fn cable_delay(&mut self, key: &str, l: &LinkConfig) -> Result<Duration, FieldError> {
+        let d = l.delay(key)?;
+        if let Some(crate::fec::FecEnds::Each(ends)) = l.fec
+            && ends[0] != ends[1]
+        {
+            let key = format!("{key}.fec");
+            if !self.fec_mismatches.iter().any(|m| m.key == key) {
+                self.fec_mismatches.push(FecMismatch { key, ends });
+            }
+        }
+        Ok(d)
+    }
+
     fn connect(&mut self, a: NodeId, b: NodeId, l: &LinkConfig, delay: Duration) {
         for end in [a, b] {
             if self.first_rate[end.idx()].0 == 0 {
                 self.first_rate[end.idx()] = l.rate;
             }
         }
+        let fec = l.agreed_fec();
         self.links.push(LinkSpec {
             a,
             b,
             rate: l.rate,
-            delay,
+            delay: l.hop_delay(delay),
             loss: l.loss,
             ber: l.ber,
+            errors: crate::fec::BitErrors::new(l.pre_fec_ber, fec.unwrap_or_default()),
+            up: fec.is_some(),
         });
     }
 
@@ -396,6 +482,9 @@ mod tests {
             cable: None,
             loss: 0.0,
             ber: 0.0,
+            fec: None,
+            pre_fec_ber: 0.0,
+            fec_latency: None,
         }
     }
 
@@ -453,6 +542,9 @@ mod tests {
             cable: Some(Length(1)),
             loss: 0.0,
             ber: 0.0,
+            fec: None,
+            pre_fec_ber: 0.0,
+            fec_latency: None,
         };
         assert!(both.delay("x").unwrap_err().message.contains("not both"));
         let none = LinkConfig {
@@ -461,6 +553,9 @@ mod tests {
             cable: None,
             loss: 0.0,
             ber: 0.0,
+            fec: None,
+            pre_fec_ber: 0.0,
+            fec_latency: None,
         };
         assert!(none.delay("x").unwrap_err().message.contains("cable"));
     }

@@ -61,8 +61,8 @@ pub fn build(
         "topology.links_per_spine",
         hosts + leaves * r.spines as u128 * r.links_per_spine as u128,
     )?;
-    let hd = host_link.delay("topology.host_link")?;
-    let fd = fabric.delay("topology.fabric_link")?;
+    let hd = t.cable_delay("topology.host_link", host_link)?;
+    let fd = t.cable_delay("topology.fabric_link", fabric)?;
     let nics: Vec<NodeId> = t.add_hosts(hosts as u32);
     for (i, s) in t.server.iter_mut().enumerate() {
         *s = i as u32 / r.rails;

@@ -12,12 +12,14 @@
 //!   PFC priorities nothing uses; DCQCN without ECN marking.
 //! - `buffers.rs`: headroom against what each cable delivers after XOFF; ECN thresholds
 //!   against the queue at which PFC pauses (lossless) or the queue limit (lossy).
+//! - `cables.rs`: cables whose ends run different FEC modes (they never come up).
 //! - `load.rs`: what an open-loop workload offers each edge switch's cables to the rest of
 //!   the fabric, and each host's cable, against what they carry.
 //! - `ports.rs`: a SONiC file's `PORT` table against the simulated switches' cables; the
 //!   tables and fields the import does not act on, one note per table.
 
 mod buffers;
+mod cables;
 mod load;
 mod ports;
 mod qos;
@@ -77,6 +79,10 @@ pub const IDS: &[(&str, &str)] = &[
     (
         "ecn-above-queue-limit",
         "an ECN threshold above the most a lossy queue can hold",
+    ),
+    (
+        "fec-mismatch",
+        "a cable whose ends run different FEC modes (it never comes up)",
     ),
     (
         "load-over-capacity",
@@ -298,6 +304,7 @@ pub fn variant(
     }
     qos::check_ecn_marking(v, &scopes, &mut out);
     load::check(topo, offered, &mut out);
+    cables::check(topo, &mut out);
     out.retain(|f| !silence.iter().any(|s| s == f.id));
     out.sort();
     out.dedup();
