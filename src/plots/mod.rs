@@ -12,8 +12,8 @@
 //! `fabric.rs` (link utilisation, ECMP balance), `pauses.rs` (the pause timeline),
 //! `pause_graph.rs` (pause propagation on the topology), `compare.rs` (variants side by side);
 //! `chart.rs` holds the line chart and the unit scales they share, `legend.rs` its legends
-//! (placed where the data is not), `pfc_buffers.rs` the lossless buffers against XOFF and
-//! headroom.
+//! (placed where the data is not), `text.rs` tick labels and headings, `pfc_buffers.rs` the
+//! lossless buffers against XOFF and headroom.
 
 mod chart;
 mod compare;
@@ -25,6 +25,7 @@ mod pause_graph;
 mod pauses;
 mod pfc_buffers;
 mod queues;
+mod text;
 mod time;
 
 pub use chart::{Quantity, Scale, e, heading};
