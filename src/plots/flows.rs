@@ -307,6 +307,7 @@ pub fn flow_rates(path: &Path, run: &Run) -> Result<Outcome> {
             };
             let mut ctl = Chart::new(&ctl_title, ("time", Quantity::Time), (ctl_name, ctl_q));
             ctl.caption = 15;
+            let (mut rate_ids, mut ctl_ids) = (Vec::new(), Vec::new());
             for (k, (f, _)) in picks.iter().enumerate() {
                 let Some(col) = fs.column(*f) else { continue };
                 let color = series_color(k);
@@ -328,6 +329,7 @@ pub fn flow_rates(path: &Path, run: &Run) -> Result<Outcome> {
                     marks: Marks::Line,
                     ..Series::default()
                 });
+                rate_ids.push(*f);
                 if fs.kind != Control::None {
                     // The sender's limit only while the flow is live: before it starts the
                     // state is not yet set (it reads 0), after it ends it is frozen.
@@ -344,8 +346,11 @@ pub fn flow_rates(path: &Path, run: &Run) -> Result<Outcome> {
                         marks: Marks::Line,
                         ..Series::default()
                     });
+                    ctl_ids.push(*f);
                 }
             }
+            name_identical(&mut rate.series, &rate_ids);
+            name_identical(&mut ctl.series, &ctl_ids);
             // The limit's panel on the delivered panel's time axis, so the two line up.
             let times = rate.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
             ctl.x_span = Some(times.fold((f64::MAX, f64::MIN), |(a, b), t| (a.min(t), b.max(t))));
@@ -374,6 +379,29 @@ pub fn flow_rates(path: &Path, run: &Run) -> Result<Outcome> {
         Ok(())
     })?;
     Ok(Outcome::Written)
+}
+
+/// Flows whose lines are identical are drawn exactly over each other: the panel's legend
+/// names them ("flow 0", "flow 2 (same as flow 0)"), so the hidden ones are not taken for
+/// missing. The other flows have no legend entry (the key names them).
+fn name_identical(series: &mut [Series], flows: &[u32]) {
+    let names: Vec<String> = flows.iter().map(|f| format!("flow {f}")).collect();
+    for (s, name) in series.iter_mut().zip(&names) {
+        s.label = name.clone();
+    }
+    super::time::note_identical(series);
+    let under: Vec<String> = series
+        .iter()
+        .zip(&names)
+        .filter(|(s, name)| s.label != **name)
+        .map(|(s, _)| s.label.clone())
+        .collect();
+    for (s, name) in series.iter_mut().zip(&names) {
+        let over = under.iter().any(|l| l.ends_with(&format!("(same as {name})")));
+        if s.label == *name && !over {
+            s.label.clear();
+        }
+    }
 }
 
 /// The key: each flow's colour, endpoints, why it is drawn, and its slowdown per variant.
@@ -515,5 +543,20 @@ mod tests {
             }
         }
         assert!(fan_in(&all, 4).is_empty());
+    }
+
+    #[test]
+    fn flows_with_identical_lines_are_named_in_the_panel() {
+        let line = |v: f64| Series {
+            points: vec![(0.0, v), (1.0, v)],
+            ..Series::default()
+        };
+        let mut s = vec![line(1.0), line(1.0), line(2.0), line(1.0)];
+        name_identical(&mut s, &[0, 1, 2, 3]);
+        let labels: Vec<&str> = s.iter().map(|x| x.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["flow 0", "flow 1 (same as flow 0)", "", "flow 3 (same as flow 0)"]
+        );
     }
 }
