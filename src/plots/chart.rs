@@ -205,6 +205,12 @@ impl<'a> Chart<'a> {
         }
     }
 
+    /// True when the legend fits across the plotting area on `area` (a narrow panel's may not).
+    pub fn legend_fits(&self, area: &Area) -> bool {
+        let room = area.dim_in_pixel().0.saturating_sub(2 * MARGIN + Y_LABELS) as f64;
+        legend_size(&self.legend_labels()).0 + 10.0 <= room
+    }
+
     /// True when no series has a point.
     pub fn is_empty(&self) -> bool {
         self.series.iter().all(|s| s.points.is_empty())

@@ -5,6 +5,7 @@
 //! its slowdown in each variant.
 
 use super::chart::{Chart, Marks, Quantity, Series, draw_glyph};
+use super::identical::{compact_identical, name_identical};
 use super::{Area, Outcome, Run, VariantData, e, series_color};
 use anyhow::Result;
 use models::report::FlowRecord;
@@ -351,6 +352,13 @@ pub fn flow_rates(path: &Path, run: &Run) -> Result<Outcome> {
             }
             name_identical(&mut rate.series, &rate_ids);
             name_identical(&mut ctl.series, &ctl_ids);
+            // A narrow panel (four variants or more) has no room for those names: one short
+            // entry per line instead ("106 = 6").
+            for (chart, ids, k) in [(&mut rate, &rate_ids, 0), (&mut ctl, &ctl_ids, 1)] {
+                if !chart.legend_fits(&cells[v * cols + k.min(cols - 1)]) {
+                    compact_identical(&mut chart.series, ids);
+                }
+            }
             // The limit's panel on the delivered panel's time axis, so the two line up.
             let times = rate.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
             ctl.x_span = Some(times.fold((f64::MAX, f64::MIN), |(a, b), t| (a.min(t), b.max(t))));
@@ -379,29 +387,6 @@ pub fn flow_rates(path: &Path, run: &Run) -> Result<Outcome> {
         Ok(())
     })?;
     Ok(Outcome::Written)
-}
-
-/// Flows whose lines are identical are drawn exactly over each other: the panel's legend
-/// names them ("flow 0", "flow 2 (same as flow 0)"), so the hidden ones are not taken for
-/// missing. The other flows have no legend entry (the key names them).
-fn name_identical(series: &mut [Series], flows: &[u32]) {
-    let names: Vec<String> = flows.iter().map(|f| format!("flow {f}")).collect();
-    for (s, name) in series.iter_mut().zip(&names) {
-        s.label = name.clone();
-    }
-    super::time::note_identical(series);
-    let under: Vec<String> = series
-        .iter()
-        .zip(&names)
-        .filter(|(s, name)| s.label != **name)
-        .map(|(s, _)| s.label.clone())
-        .collect();
-    for (s, name) in series.iter_mut().zip(&names) {
-        let over = under.iter().any(|l| l.ends_with(&format!("(same as {name})")));
-        if s.label == *name && !over {
-            s.label.clear();
-        }
-    }
 }
 
 /// The key: each flow's colour, endpoints, why it is drawn, and its slowdown per variant.
@@ -543,20 +528,5 @@ mod tests {
             }
         }
         assert!(fan_in(&all, 4).is_empty());
-    }
-
-    #[test]
-    fn flows_with_identical_lines_are_named_in_the_panel() {
-        let line = |v: f64| Series {
-            points: vec![(0.0, v), (1.0, v)],
-            ..Series::default()
-        };
-        let mut s = vec![line(1.0), line(1.0), line(2.0), line(1.0)];
-        name_identical(&mut s, &[0, 1, 2, 3]);
-        let labels: Vec<&str> = s.iter().map(|x| x.label.as_str()).collect();
-        assert_eq!(
-            labels,
-            ["flow 0", "flow 1 (same as flow 0)", "", "flow 3 (same as flow 0)"]
-        );
     }
 }
