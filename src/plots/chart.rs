@@ -5,6 +5,7 @@
 use super::Area;
 use super::legend::{Corner, Entry, Unit, draw_legend, freest_corner, legend_size};
 pub use super::legend::{Marks, draw_glyph};
+pub use super::text::{heading, natural_order, tick};
 use anyhow::{Result, anyhow};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -142,6 +143,9 @@ pub struct Chart<'a> {
     pub pad_x: bool,
     /// The x axis' span when it must match another chart's, else the data's.
     pub x_span: Option<(f64, f64)>,
+    /// The y axis' unit when it must match other panels' (one unit per figure), else the
+    /// one the data's magnitude calls for (a linear axis only).
+    pub y_scale: Option<Scale>,
 }
 
 const MARGIN: u32 = 14;
@@ -197,7 +201,14 @@ impl<'a> Chart<'a> {
             legend: Corner::Auto,
             pad_x: false,
             x_span: None,
+            y_scale: None,
         }
+    }
+
+    /// True when the legend fits across the plotting area on `area` (a narrow panel's may not).
+    pub fn legend_fits(&self, area: &Area) -> bool {
+        let room = area.dim_in_pixel().0.saturating_sub(2 * MARGIN + Y_LABELS) as f64;
+        legend_size(&self.legend_labels()).0 + 10.0 <= room
     }
 
     /// True when no series has a point.
@@ -260,10 +271,10 @@ impl<'a> Chart<'a> {
         } else {
             Scale::for_max(self.x.1, x0.abs().max(x1.abs()))
         };
-        let ys = if log_y {
-            base
-        } else {
-            Scale::for_max(self.y.1, y0.abs().max(y1.abs()))
+        let ys = match self.y_scale {
+            _ if log_y => base,
+            Some(s) => s,
+            None => Scale::for_max(self.y.1, y0.abs().max(y1.abs())),
         };
         let (mut x0, mut x1) = (x0 / xs.div, x1 / xs.div);
         let (mut y0, mut y1) = (y0 / ys.div, y1 / ys.div);
@@ -516,56 +527,6 @@ impl<'a> Chart<'a> {
         }
         Ok(())
     }
-}
-
-/// Names in natural order (`leaf2` before `leaf10`).
-pub fn natural_order(a: &str, b: &str) -> std::cmp::Ordering {
-    let key = |s: &str| {
-        let split = s.find(|c: char| c.is_ascii_digit()).unwrap_or(s.len());
-        let (head, tail) = s.split_at(split);
-        let digits: String = tail.chars().take_while(|c| c.is_ascii_digit()).collect();
-        (
-            head.to_string(),
-            digits.parse::<u64>().unwrap_or(0),
-            tail.to_string(),
-        )
-    };
-    key(a).cmp(&key(b))
-}
-
-/// A tick label: no trailing ".0", few digits.
-pub fn tick(v: f64) -> String {
-    let a = v.abs();
-    if a == 0.0 {
-        "0".into()
-    } else if a >= 100.0 || (v - v.round()).abs() < 1e-9 {
-        format!("{v:.0}")
-    } else if a >= 1.0 {
-        format!("{v:.1}")
-    } else if a >= 0.01 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.1e}")
-    }
-}
-
-/// The title, and under it in red what failed (if anything did).
-pub fn heading(area: &Area, title: &str, notes: &[String]) -> Result<()> {
-    let w = area.dim_in_pixel().0 as i32;
-    let centre = |size: u32| {
-        ("sans-serif", size)
-            .into_font()
-            .into_text_style(area)
-            .pos(Pos::new(HPos::Center, VPos::Top))
-    };
-    area.draw(&Text::new(title, (w / 2, 10), centre(26))).map_err(e)?;
-    for (i, n) in notes.iter().enumerate() {
-        let red = RGBColor(200, 0, 0);
-        let style = centre(16).color(&red);
-        area.draw(&Text::new(n.as_str(), (w / 2, 44 + 20 * i as i32), style))
-            .map_err(e)?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

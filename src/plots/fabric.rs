@@ -4,6 +4,7 @@
 //! collisions show as tall and empty bars and the traffic matrix does not.
 
 use super::chart::{Quantity, Scale, natural_order as natural, tick};
+use super::port_rows::{down_at_sampled, rows};
 use super::{Outcome, Run, VariantData, png};
 use anyhow::Result;
 use models::topology::{NodeKind, Topology};
@@ -60,163 +61,10 @@ fn heat(u: f64) -> RGBColor {
 
 /// Pixels per labelled row at the least.
 const ROW_PX: u32 = 15;
-/// Ports that keep a row of their own when ports are grouped: the most paused, the hottest.
-const PAUSED_ROWS: usize = 4;
-const HOT_ROWS: usize = 3;
 /// Paused time is drawn in this colour over the heat (utilisation never is blue).
 const PAUSED: RGBColor = RGBColor(30, 90, 200);
-
-/// One row of the heat map: its label, the sampled ports it averages, the times PFC paused
-/// them, and whether it stands out (paused, or among the hottest).
-struct Row {
-    label: String,
-    members: Vec<usize>,
-    paused: Vec<(f64, f64)>,
-    marked: bool,
-}
-
-/// Rows of the heat map, ordered by tier (highest first), then switch, then port: a row per
-/// port when `max` rows allow it; else the most paused and hottest ports keep rows of their
-/// own (labelled) and the others are grouped by switch, then by runs of switches, each group
-/// labelled with its switches and port count.
-fn rows(d: &VariantData, tier: &HashMap<String, usize>, max: usize, end: f64) -> Vec<Row> {
-    let s = &d.telemetry.sampler;
-    let mut ports: Vec<(usize, String, String, usize)> = (0..s.ports.len())
-        .map(|i| {
-            let (node, port) = d.telemetry.labels.get(&s.ports[i].0).cloned().unwrap_or_default();
-            let t = tier.get(&node).copied().unwrap_or(0);
-            (t, node, port, i)
-        })
-        .collect();
-    ports.sort_by(|a, b| b.0.cmp(&a.0).then(natural(&a.1, &b.1)).then(natural(&a.2, &b.2)));
-    let paused = super::pauses::paused_at_sampled(d, end);
-    let paused_for = |i: usize| {
-        paused
-            .get(&i)
-            .map_or(0.0, |v| v.iter().map(|b| b.1 - b.0).sum::<f64>())
-    };
-    let busy = |i: usize| (0..s.times.len()).map(|k| s.utilisation(i, k)).sum::<f64>();
-    let own_label = |i: usize, node: &str, port: &str| match paused_for(i) {
-        p if p > 0.0 => format!("{node} {port}, paused {:.0} %", 100.0 * p / end.max(1.0)),
-        _ => format!("{node} {port}"),
-    };
-    if ports.len() <= max.max(1) {
-        return ports
-            .iter()
-            .map(|(_, node, port, i)| Row {
-                label: own_label(*i, node, port),
-                members: vec![*i],
-                paused: paused.get(i).cloned().unwrap_or_default(),
-                marked: paused_for(*i) > 0.0,
-            })
-            .collect();
-    }
-    // The ports that keep their own rows.
-    let mut by_pause: Vec<usize> = ports
-        .iter()
-        .map(|p| p.3)
-        .filter(|&i| paused_for(i) > 0.0)
-        .collect();
-    by_pause.sort_by(|&a, &b| paused_for(b).total_cmp(&paused_for(a)));
-    let mut by_heat: Vec<usize> = ports.iter().map(|p| p.3).collect();
-    by_heat.sort_by(|&a, &b| busy(b).total_cmp(&busy(a)));
-    // At most half the rows, the rest for the groups.
-    let half = (max / 2).max(1);
-    let mut own: Vec<usize> = by_pause.into_iter().take(PAUSED_ROWS.min(half)).collect();
-    for i in by_heat.into_iter().filter(|&i| busy(i) > 0.0).take(HOT_ROWS) {
-        if !own.contains(&i) && own.len() < half {
-            own.push(i);
-        }
-    }
-    // The others by switch; runs of switches of a tier when there are too many switches.
-    let mut switches: Vec<(usize, String, Vec<usize>)> = Vec::new();
-    for (t, node, _, i) in ports.iter().filter(|p| !own.contains(&p.3)) {
-        match switches.last_mut() {
-            Some(last) if last.1 == *node => last.2.push(*i),
-            _ => switches.push((*t, node.clone(), vec![*i])),
-        }
-    }
-    let room = max.saturating_sub(own.len()).max(1);
-    let per = switches.len().div_ceil(room).max(1);
-    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
-    let others: usize = switches.iter().map(|sw| sw.2.len()).sum();
-    if switches.len() * 2 <= room {
-        // Few switches: runs of ports within each, as many rows as there is room for.
-        let per_port = others.div_ceil(room).max(1);
-        let name = |i: usize| {
-            ports
-                .iter()
-                .find(|p| p.3 == i)
-                .map_or(String::new(), |p| p.2.clone())
-        };
-        for (_, node, members) in &switches {
-            for c in members.chunks(per_port) {
-                let label = match c {
-                    [one] => format!("{node} {}", name(*one)),
-                    _ => format!("{node} {}..{} ({})", name(c[0]), name(c[c.len() - 1]), c.len()),
-                };
-                groups.push((label, c.to_vec()));
-            }
-        }
-    }
-    let by_port = !groups.is_empty();
-    for run in switches.chunk_by(|a, b| a.0 == b.0).filter(|_| !by_port) {
-        for c in run.chunks(per) {
-            let members: Vec<usize> = c.iter().flat_map(|sw| sw.2.iter().copied()).collect();
-            let names = if c.len() == 1 {
-                c[0].1.clone()
-            } else {
-                format!("{}..{}", c[0].1, c[c.len() - 1].1)
-            };
-            let what = crate::console::count(members.len() as u64, "port", "ports");
-            // A switch with a port on a row of its own: these are its other ports.
-            let split = own
-                .iter()
-                .any(|&i| ports.iter().any(|p| p.3 == i && c.iter().any(|sw| sw.1 == p.1)));
-            let label = if split {
-                format!("{names}, {what} more")
-            } else {
-                format!("{names}, {what}")
-            };
-            groups.push((label, members));
-        }
-    }
-    // Own rows sit just before their switch's group (in the ports' order).
-    let pos = |i: usize| ports.iter().position(|p| p.3 == i).unwrap_or(0);
-    let mut out: Vec<(usize, Row)> = groups
-        .into_iter()
-        .map(|(label, members)| {
-            let mut bars: Vec<(f64, f64)> = members
-                .iter()
-                .flat_map(|i| paused.get(i).cloned().unwrap_or_default())
-                .collect();
-            bars.sort_by(|a, b| a.0.total_cmp(&b.0));
-            (
-                members.iter().map(|&i| pos(i)).min().unwrap_or(0),
-                Row {
-                    label,
-                    members,
-                    paused: bars,
-                    marked: false,
-                },
-            )
-        })
-        .collect();
-    for &i in &own {
-        let p = &ports[pos(i)];
-        out.push((
-            pos(i),
-            Row {
-                label: own_label(i, &p.1, &p.2),
-                members: vec![i],
-                paused: paused.get(&i).cloned().unwrap_or_default(),
-                marked: true,
-            },
-        ));
-    }
-    out.sort_by_key(|r| r.0);
-    out.into_iter().map(|r| r.1).collect()
-}
+/// A cable's down time, over the heat (utilisation never is grey).
+const DOWN: RGBColor = RGBColor(90, 90, 90);
 
 pub fn link_utilisation(path: &Path, run: &Run) -> Result<Outcome> {
     let busy = |d: &VariantData| {
@@ -229,29 +77,41 @@ pub fn link_utilisation(path: &Path, run: &Run) -> Result<Outcome> {
         ));
     }
     let tier = tiers(&run.scenario.topology);
+    // One time axis for every variant, so their panels compare.
+    let end = run
+        .variants
+        .iter()
+        .filter_map(|d| d.telemetry.sampler.times.last())
+        .map(|t| t.as_ns_f64())
+        .fold(1.0, f64::max);
+    // Each variant's ports' down times, to its own end (within the axis).
+    let down: Vec<HashMap<usize, Vec<(f64, f64)>>> = run
+        .variants
+        .iter()
+        .map(|d| {
+            let own_end = super::pauses::end_of(d).min(end);
+            down_at_sampled(d, &run.scenario.faults, &run.scenario.topology, own_end)
+        })
+        .collect();
+    let any_down = down.iter().any(|m| !m.is_empty());
     png(path, |root| {
         let (top, body) = root.split_vertically(40);
         top.titled(
             &format!(
-                "{}: switch port transmit utilisation, PFC-paused time in blue (highest tier at the top)",
-                run.title
+                "{}: switch port transmit utilisation, PFC-paused time in blue{} (highest tier at the top)",
+                run.title,
+                if any_down { ", link down in grey" } else { "" }
             ),
             ("sans-serif", 20),
         )
         .map_err(super::e)?;
         let (maps, bar) = body.split_horizontally(super::WIDTH - 110);
         let cells = maps.split_evenly((run.variants.len(), 1));
-        // One time axis for every variant, so their panels compare.
-        let end = run
-            .variants
-            .iter()
-            .filter_map(|d| d.telemetry.sampler.times.last())
-            .map(|t| t.as_ns_f64())
-            .fold(1.0, f64::max);
-        for (d, cell) in run.variants.iter().zip(cells.iter()) {
-            draw_map(cell, d, &tier, end, super::pauses::hosts_paused(d, run))?;
+        for ((d, down), cell) in run.variants.iter().zip(&down).zip(cells.iter()) {
+            let hosts_paused = super::pauses::hosts_paused(d, run);
+            draw_map(cell, d, &tier, end, hosts_paused, down)?;
         }
-        color_bar(&bar)
+        color_bar(&bar, any_down)
     })?;
     Ok(Outcome::Written)
 }
@@ -262,6 +122,7 @@ fn draw_map(
     tier: &HashMap<String, usize>,
     end: f64,
     hosts_paused: bool,
+    down: &HashMap<usize, Vec<(f64, f64)>>,
 ) -> Result<()> {
     let s = &d.telemetry.sampler;
     let (_, h) = cell.dim_in_pixel();
@@ -269,7 +130,7 @@ fn draw_map(
     // Pauses still in force close, and shares are taken, at this variant's own end (the axis
     // is every variant's longest run).
     let own_end = super::pauses::end_of(d).min(end);
-    let groups = rows(d, tier, (rows_px / ROW_PX) as usize, own_end);
+    let groups = rows(d, tier, (rows_px / ROW_PX) as usize, own_end, down);
     let n = s.times.len();
     let ts = Scale::for_max(Quantity::Time, end);
     let cols = n.clamp(1, 240);
@@ -301,7 +162,7 @@ fn draw_map(
         .draw()
         .map_err(super::e)?;
     let mut rects = Vec::new();
-    let mut pauses = Vec::new();
+    let mut bands = Vec::new();
     for (r, row) in groups.iter().enumerate() {
         let y = (groups.len() - 1 - r) as f64;
         for c in 0..n.div_ceil(per) {
@@ -321,18 +182,22 @@ fn draw_map(
             );
             rects.push(Rectangle::new([(t0, y), (t1, y + 1.0)], heat(u).filled()));
         }
-        // Paused time: a band along the bottom third of the row.
+        // Paused time: a band along the bottom third of the row; down time, along the top
+        // third, from the cut to the repair to the instant (not to the next sample).
         let min_width = end / ts.div * 0.002;
-        for &(a, b) in &row.paused {
-            let (a, b) = (a / ts.div, b / ts.div);
-            pauses.push(Rectangle::new(
-                [(a, y + 0.04), (b.max(a + min_width), y + 0.36)],
-                PAUSED.filled(),
-            ));
+        let spans = [(&row.paused, 0.04, PAUSED), (&row.down, 0.64, DOWN)];
+        for (bars, at, color) in spans {
+            for &(a, b) in bars {
+                let (a, b) = (a / ts.div, b / ts.div);
+                bands.push(Rectangle::new(
+                    [(a, y + at), (b.max(a + min_width), y + at + 0.32)],
+                    color.filled(),
+                ));
+            }
         }
     }
     chart.draw_series(rects).map_err(super::e)?;
-    chart.draw_series(pauses).map_err(super::e)?;
+    chart.draw_series(bands).map_err(super::e)?;
     // Row labels, each centred on its row; rows apart by a thin line when grouped.
     let base = cell.get_base_pixel();
     let (x0, _) = chart.backend_coord(&(0.0, 0.0));
@@ -355,7 +220,7 @@ fn draw_map(
     Ok(())
 }
 
-fn color_bar(area: &super::Area) -> Result<()> {
+fn color_bar(area: &super::Area, with_down: bool) -> Result<()> {
     let (_, h) = area.dim_in_pixel();
     let (top, bottom) = (60i32, h as i32 - 60);
     for y in top..bottom {
@@ -375,6 +240,13 @@ fn color_bar(area: &super::Area) -> Result<()> {
         .map_err(super::e)?;
     area.draw(&Text::new("paused", (50, y - 2), ("sans-serif", 14)))
         .map_err(super::e)?;
+    if with_down {
+        let y = y + 18;
+        area.draw(&Rectangle::new([(20, y), (45, y + 10)], DOWN.filled()))
+            .map_err(super::e)?;
+        area.draw(&Text::new("down", (50, y - 2), ("sans-serif", 14)))
+            .map_err(super::e)?;
+    }
     Ok(())
 }
 

@@ -5,6 +5,7 @@
 //! its slowdown in each variant.
 
 use super::chart::{Chart, Marks, Quantity, Series, draw_glyph};
+use super::identical::{compact_identical, name_identical};
 use super::{Area, Outcome, Run, VariantData, e, series_color};
 use anyhow::Result;
 use models::report::FlowRecord;
@@ -307,6 +308,7 @@ pub fn flow_rates(path: &Path, run: &Run) -> Result<Outcome> {
             };
             let mut ctl = Chart::new(&ctl_title, ("time", Quantity::Time), (ctl_name, ctl_q));
             ctl.caption = 15;
+            let (mut rate_ids, mut ctl_ids) = (Vec::new(), Vec::new());
             for (k, (f, _)) in picks.iter().enumerate() {
                 let Some(col) = fs.column(*f) else { continue };
                 let color = series_color(k);
@@ -328,6 +330,7 @@ pub fn flow_rates(path: &Path, run: &Run) -> Result<Outcome> {
                     marks: Marks::Line,
                     ..Series::default()
                 });
+                rate_ids.push(*f);
                 if fs.kind != Control::None {
                     // The sender's limit only while the flow is live: before it starts the
                     // state is not yet set (it reads 0), after it ends it is frozen.
@@ -344,6 +347,16 @@ pub fn flow_rates(path: &Path, run: &Run) -> Result<Outcome> {
                         marks: Marks::Line,
                         ..Series::default()
                     });
+                    ctl_ids.push(*f);
+                }
+            }
+            name_identical(&mut rate.series, &rate_ids);
+            name_identical(&mut ctl.series, &ctl_ids);
+            // A narrow panel (four variants or more) has no room for those names: one short
+            // entry per line instead ("106 = 6").
+            for (chart, ids, k) in [(&mut rate, &rate_ids, 0), (&mut ctl, &ctl_ids, 1)] {
+                if !chart.legend_fits(&cells[v * cols + k.min(cols - 1)]) {
+                    compact_identical(&mut chart.series, ids);
                 }
             }
             // The limit's panel on the delivered panel's time axis, so the two line up.

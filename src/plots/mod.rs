@@ -8,23 +8,27 @@
 //! get distinct colours ([`series_color`]); axes whose data spans decades are logarithmic.
 //!
 //! One file per family: `fct.rs` (completion times), `time.rs` (goodput, ECN over time),
-//! `queues.rs` (queues against their thresholds), `flows.rs` (per-flow dynamics),
-//! `fabric.rs` (link utilisation, ECMP balance), `pauses.rs` (the pause timeline),
-//! `pause_graph.rs` (pause propagation on the topology), `compare.rs` (variants side by side);
-//! `chart.rs` holds the line chart and the unit scales they share, `legend.rs` its legends
-//! (placed where the data is not), `pfc_buffers.rs` the lossless buffers against XOFF and
-//! headroom.
+//! `queues.rs` (queues against their thresholds), `flows.rs` (per-flow dynamics;
+//! `identical.rs` names its flows drawn alike), `fabric.rs` (link utilisation, ECMP balance;
+//! `port_rows.rs` the utilisation's rows), `pauses.rs` (the pause timeline), `pause_graph.rs`
+//! (pause propagation on the topology), `compare.rs` (variants side by side); `chart.rs`
+//! holds the line chart and the unit scales they share, `legend.rs` its legends (placed where
+//! the data is not), `text.rs` tick labels and headings, `pfc_buffers.rs` the lossless
+//! buffers against XOFF and headroom.
 
 mod chart;
 mod compare;
 mod fabric;
 mod fct;
 pub mod flows;
+mod identical;
 mod legend;
 mod pause_graph;
 mod pauses;
 mod pfc_buffers;
+mod port_rows;
 mod queues;
+mod text;
 mod time;
 
 pub use chart::{Quantity, Scale, e, heading};

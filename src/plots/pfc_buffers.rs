@@ -97,6 +97,15 @@ pub fn pfc_buffers(path: &Path, run: &Run) -> Result<Outcome> {
     };
     let picks: Vec<Vec<usize>> = with.iter().map(|d| fullest(d, most)).collect();
     let cols = picks.iter().map(Vec::len).max().unwrap_or(1).max(1);
+    let panels: Vec<Vec<(String, Vec<Series>)>> = with
+        .iter()
+        .zip(&picks)
+        .map(|(d, pick)| {
+            let uniform = rooms(d, pick, &ports).len() == 1;
+            pick.iter().map(|&i| panel(d, i, &ports, !uniform)).collect()
+        })
+        .collect();
+    let unit = figure_unit(panels.iter().flatten().map(|p| p.1.as_slice()));
     png(path, |root| {
         let (top, body) = root.split_vertically(70);
         top.titled(
@@ -111,17 +120,13 @@ pub fn pfc_buffers(path: &Path, run: &Run) -> Result<Outcome> {
         // One panel a variant and three variants or more: two variants side by side.
         let across = if cols == 1 && with.len() >= 3 { 2 } else { 1 };
         let rows = body.split_evenly((with.len().div_ceil(across), across));
-        for ((d, pick), row) in with.iter().zip(&picks).zip(rows.iter()) {
+        for (((d, pick), panels), row) in with.iter().zip(&picks).zip(panels).zip(rows.iter()) {
             let (head, row) = row.split_vertically(22);
-            let mut room: Vec<f64> = pick.iter().map(|&i| headroom(d, i, &ports)).collect();
-            room.sort_by(f64::total_cmp);
-            room.dedup();
             let bytes = |v: f64| Scale::for_max(Quantity::Bytes, v).text(v);
-            let room = match room.as_slice() {
+            let room = match rooms(d, pick, &ports).as_slice() {
                 [one] => format!("headroom {} per priority group", bytes(*one)),
                 _ => "headroom by port (in each panel's title)".to_string(),
             };
-            let uniform = !room.starts_with("headroom by port");
             let far: Vec<usize> = pick.iter().copied().filter(|&i| far_below(d, i)).collect();
             let lowest = far
                 .iter()
@@ -140,8 +145,12 @@ pub fn pfc_buffers(path: &Path, run: &Run) -> Result<Outcome> {
             ))
             .map_err(e)?;
             let cells = row.split_evenly((1, cols));
-            for (&i, cell) in pick.iter().zip(cells.iter()) {
-                panel(cell, d, i, &ports, !uniform)?;
+            for ((title, series), cell) in panels.into_iter().zip(cells.iter()) {
+                let mut chart = Chart::new(&title, ("time", Quantity::Time), ("occupancy", Quantity::Bytes));
+                chart.caption = 14;
+                chart.series = series;
+                chart.y_scale = Some(unit);
+                chart.draw(cell)?;
             }
         }
         Ok(())
@@ -223,7 +232,42 @@ fn headroom(d: &VariantData, i: usize, ports: &Ports) -> f64 {
         .unwrap_or(0) as f64
 }
 
-fn panel(cell: &Area, d: &VariantData, i: usize, ports: &Ports, with_headroom: bool) -> Result<()> {
+/// The distinct headrooms of the PGs `pick` (sampled port indices), smallest first.
+fn rooms(d: &VariantData, pick: &[usize], ports: &Ports) -> Vec<f64> {
+    let mut room: Vec<f64> = pick.iter().map(|&i| headroom(d, i, ports)).collect();
+    room.sort_by(f64::total_cmp);
+    room.dedup();
+    room
+}
+
+/// The unit of every panel's y axis: the one the figure's largest value calls for, so the
+/// panels read alike (not MB in one and KB beside it).
+fn figure_unit<'a>(panels: impl Iterator<Item = &'a [Series]>) -> Scale {
+    let max = panels
+        .flatten()
+        .flat_map(|s| s.points.iter().map(|p| p.1.abs()))
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max);
+    Scale::for_max(Quantity::Bytes, max)
+}
+
+/// A sampled value as steps: each sample held until the next (the sampler saw nothing in
+/// between), not a slope from one sample to the next.
+fn steps(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(points.len() * 2);
+    for (k, &p) in points.iter().enumerate() {
+        match k.checked_sub(1).map(|j| points[j].1) {
+            Some(before) if before != p.1 => out.push((p.0, before)),
+            _ => {}
+        }
+        out.push(p);
+    }
+    out
+}
+
+/// Sampled port `i`'s panel: its title and series (occupancy, then the thresholds in runs
+/// below the panel's top).
+fn panel(d: &VariantData, i: usize, ports: &Ports, with_headroom: bool) -> (String, Vec<Series>) {
     let s = &d.telemetry.sampler;
     let n = s.times.len();
     let occupancy = time_series(d, &s.pg[i].dense(n));
@@ -260,14 +304,14 @@ fn panel(cell: &Area, d: &VariantData, i: usize, ports: &Ports, with_headroom: b
     } else {
         format!("{} {} ingress, peak {}", label.0, label.1, bytes(peak))
     };
-    let mut chart = Chart::new(&title, ("time", Quantity::Time), ("occupancy", Quantity::Bytes));
-    chart.caption = 14;
-    chart.series.push(Series {
+    let mut series = vec![Series {
         color: OCCUPANCY,
         points: occupancy,
         marks: Marks::Line,
         ..Series::default()
-    });
+    }];
+    // Sampled thresholds, drawn as steps.
+    let xoff = steps(&xoff);
     let lines = [
         ("XOFF", XOFF, xoff.clone(), true),
         (
@@ -282,7 +326,7 @@ fn panel(cell: &Area, d: &VariantData, i: usize, ports: &Ports, with_headroom: b
         // Named at the end of its longest run below the top (where it is read).
         let last = (0..runs.len()).max_by_key(|&k| runs[k].len()).unwrap_or(0);
         for (k, r) in runs.into_iter().enumerate() {
-            chart.series.push(Series {
+            series.push(Series {
                 color,
                 dashed: true,
                 points: r,
@@ -294,12 +338,12 @@ fn panel(cell: &Area, d: &VariantData, i: usize, ports: &Ports, with_headroom: b
             });
         }
     }
-    chart.draw(cell)
+    (title, series)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::below;
+    use super::*;
 
     #[test]
     fn thresholds_off_the_top_are_cut_not_flattened() {
@@ -308,5 +352,37 @@ mod tests {
             below(&p, 10.0),
             vec![vec![(0.0, 5.0)], vec![(2.0, 6.0), (3.0, 7.0)]]
         );
+    }
+
+    #[test]
+    fn a_sampled_threshold_is_drawn_as_steps() {
+        // Held at each sample's value until the next sample: no slope between samples.
+        let p = [(0.0, 5.0), (1.0, 8.0), (2.0, 8.0), (3.0, 6.0)];
+        assert_eq!(
+            steps(&p),
+            vec![
+                (0.0, 5.0),
+                (1.0, 5.0),
+                (1.0, 8.0),
+                (2.0, 8.0),
+                (3.0, 8.0),
+                (3.0, 6.0)
+            ]
+        );
+    }
+
+    #[test]
+    fn every_panel_of_a_figure_gets_one_unit() {
+        // 344 KB in one panel, 3.3 MB in the next: both in MB.
+        let panel = |peak: f64| {
+            vec![Series {
+                points: vec![(0.0, 0.0), (1.0, peak)],
+                ..Series::default()
+            }]
+        };
+        let (small, big) = (panel(344e3), panel(3.3e6));
+        let unit = figure_unit([small.as_slice(), big.as_slice()].into_iter());
+        assert_eq!(unit.unit, "MB");
+        assert_eq!(figure_unit([small.as_slice()].into_iter()).unit, "KB");
     }
 }

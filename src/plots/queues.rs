@@ -117,11 +117,29 @@ pub fn queues(path: &Path, run: &Run) -> Result<Outcome> {
             if chart.is_empty() {
                 return nothing(cell, &title, "no queue held a frame");
             }
+            chart.levels = merge_equal(std::mem::take(&mut chart.levels));
             super::time::note_identical(&mut chart.series);
             chart.draw(cell)
         },
     )?;
     Ok(Outcome::Written)
+}
+
+/// Thresholds at the same value are one line, named for all of them ("ECN Kmax = trim
+/// threshold"): drawn apart, the last would hide the others exactly. It takes the last's
+/// colour (the one that was drawn on top).
+fn merge_equal(levels: Vec<Level>) -> Vec<Level> {
+    let mut out: Vec<Level> = Vec::new();
+    for l in levels {
+        match out.iter_mut().find(|o| o.y == l.y) {
+            Some(o) => {
+                o.label = format!("{} = {}", o.label, l.label);
+                o.color = l.color;
+            }
+            None => out.push(l),
+        }
+    }
+    out
 }
 
 /// A panel that says why it is empty.
@@ -136,4 +154,25 @@ fn nothing(cell: &super::Area, title: &str, why: &str) -> Result<()> {
     ))
     .map_err(super::e)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_at_one_value_are_one_named_line() {
+        let level = |label: &str, y: f64| Level {
+            label: label.into(),
+            y,
+            color: BLACK,
+        };
+        let merged = merge_equal(vec![
+            level("ECN Kmin", 16e3),
+            level("ECN Kmax", 64e3),
+            level("trim threshold", 64e3),
+        ]);
+        let labels: Vec<&str> = merged.iter().map(|l| l.label.as_str()).collect();
+        assert_eq!(labels, ["ECN Kmin", "ECN Kmax = trim threshold"]);
+    }
 }
