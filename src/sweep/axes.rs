@@ -60,6 +60,16 @@ pub(super) fn num(v: f64) -> String {
     }
 }
 
+/// A swept value as written, a plain number far from 1 in exponent form (`1e-12`, not
+/// `0.000000000001`, which is how a TOML float reaches sweep.csv).
+fn as_written(v: &str) -> String {
+    let v = v.trim();
+    match v.parse::<f64>() {
+        Ok(x) if x != 0.0 && (x.abs() < 1e-3 || x.abs() >= 1e6) => format!("{x:e}"),
+        _ => v.to_string(),
+    }
+}
+
 /// A round step (1, 2 or 5 times a power of ten) near `x`.
 pub(super) fn nice(x: f64) -> f64 {
     if x.is_nan() || x <= 0.0 {
@@ -279,7 +289,7 @@ impl Axis {
             values: order.iter().map(|&i| seen[i].clone()).collect(),
             pos: scaled.iter().map(|&v| if log { v.ln() } else { v }).collect(),
             ticks: if wide {
-                order.iter().map(|&i| seen[i].trim().to_string()).collect()
+                order.iter().map(|&i| as_written(&seen[i])).collect()
             } else {
                 scaled.iter().map(|&v| num(v)).collect()
             },
@@ -412,6 +422,15 @@ impl Sweep<'_> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn tiny_and_huge_numbers_read_in_exponent_form() {
+        assert_eq!(super::as_written("0.000000000001"), "1e-12");
+        assert_eq!(super::as_written("0.0000003"), "3e-7");
+        assert_eq!(super::as_written("0.01"), "0.01");
+        assert_eq!(super::as_written("64KiB"), "64KiB");
+        assert_eq!(super::as_written(" 2000000 "), "2e6");
+    }
     use super::*;
 
     #[test]

@@ -1,7 +1,10 @@
 //! Statistics and plots of a sweep: for every axis and metric, a line per variant with the
 //! mean over seeds and a 95 % confidence interval from Student's t across the seeds. With
-//! several axes, each seed's sample is its mean over the other axes' values (the marginal
-//! effect of this axis). `sweep_stats.csv` has the numbers the plots draw; the plots clip the
+//! two axes, the other of which has at most four values (FEC on and off, a few thresholds),
+//! a line per variant and value of the other axis (`sweep_stats.csv`'s variant column says
+//! `roce (fec=none)`): a mean over settings that behave apart, some of whose runs fail,
+//! would draw neither. Otherwise, with several axes, each seed's sample is its mean over the
+//! other axes' values (the marginal effect of this axis). `sweep_stats.csv` has the numbers the plots draw; the plots clip the
 //! band to what the metric can physically be (counts, times and goodput are never negative, a
 //! slowdown never below 1), the CSV keeps the interval unclipped.
 //!
@@ -82,11 +85,16 @@ pub fn write(
             .all(|r| m.raw(r).is_none_or(|v| v == 0.0))
     };
     let zero = |m: &Metric| format!("{} is 0 in every run", m.name);
-    for axis in &axes {
+    for (ai, axis) in axes.iter().enumerate() {
+        // The other axis of two, when it has few values: a line for each.
+        let split = match axes.as_slice() {
+            [a, b] if keys.len() == 2 => Some(if ai == 0 { b } else { a }).filter(|o| o.values.len() <= 4),
+            _ => None,
+        };
         for metric in &metrics {
-            let series = series(&sw, axis, metric, &mut stats)?;
+            let series = series(&sw, axis, split, metric, &mut stats)?;
             let file = format!("sweep_{}_vs_{}.png", slug(&metric.key), slug(&axis.key));
-            if series.iter().all(|s| s.is_empty()) {
+            if series.points.iter().all(|s| s.is_empty()) {
                 skipped.push(format!("{file} ({})", why(metric)));
                 continue;
             }
@@ -105,8 +113,8 @@ pub fn write(
         .find(|a| a.key.starts_with("workload[") && a.key.ends_with("].size"));
     let busbw = metrics.iter().find(|m| m.key == "jobs.0.busbw_gbps");
     if let (Some(axis), Some(metric)) = (size_axis, busbw) {
-        let series = series(&sw, axis, metric, &mut csv::Writer::from_writer(Vec::new()))?;
-        if series.iter().any(|s| !s.is_empty()) {
+        let series = series(&sw, axis, None, metric, &mut csv::Writer::from_writer(Vec::new()))?;
+        if series.points.iter().any(|s| !s.is_empty()) {
             let title = format!("{name}: bus bandwidth by message size (nccl-tests busbw)");
             line(&out.join("busbw.png"), &title, &sw, axis, metric, &series)?;
         }
@@ -130,8 +138,15 @@ pub fn write(
     crate::files::write(&out.join("sweep_stats.csv"), &stats.into_inner()?)
 }
 
-/// Axis value -> variant -> seed -> the metric at each combination of the other axes.
+/// Axis value -> line -> seed -> the metric at each combination of the other axes.
 type Groups = BTreeMap<String, BTreeMap<usize, BTreeMap<String, Vec<f64>>>>;
+
+/// The lines of one plot: their names (a variant, or a variant at one value of the split
+/// axis) and points.
+pub(super) struct Lines {
+    pub names: Vec<String>,
+    pub points: Vec<Vec<Pt>>,
+}
 
 /// One point of a line: axis position, mean, 95 % half-width (NaN for one seed); sweep.csv's
 /// units.
@@ -142,23 +157,37 @@ type Pt = (f64, f64, f64);
 fn series(
     sw: &Sweep,
     axis: &Axis,
+    split: Option<&Axis>,
     metric: &Metric,
     stats: &mut csv::Writer<Vec<u8>>,
-) -> Result<Vec<Vec<Pt>>> {
+) -> Result<Lines> {
+    let per = split.map_or(1, |s| s.seen.len());
+    let names: Vec<String> = sw
+        .variants
+        .iter()
+        .flat_map(|v| match split {
+            Some(s) => {
+                let short = s.key.rsplit('.').next().unwrap_or(&s.key);
+                s.seen.iter().map(|x| format!("{v} ({short}={x})")).collect()
+            }
+            None => vec![v.clone()],
+        })
+        .collect();
     let mut groups: Groups = BTreeMap::new();
     for r in sw.rows.iter().filter(|r| sw.ok(r)) {
         let Some(y) = metric.raw(r) else { continue };
         let vi = sw.variants.iter().position(|v| *v == r[sw.variant]).unwrap_or(0);
+        let si = split.map_or(0, |s| s.seen.iter().position(|x| *x == r[s.col]).unwrap_or(0));
         groups
             .entry(r[axis.col].clone())
             .or_default()
-            .entry(vi)
+            .entry(vi * per + si)
             .or_default()
             .entry(r[sw.seed].clone())
             .or_default()
             .push(y);
     }
-    let mut series: Vec<Vec<Pt>> = vec![Vec::new(); sw.variants.len()];
+    let mut series: Vec<Vec<Pt>> = vec![Vec::new(); names.len()];
     for value in &axis.seen {
         let x = axis.index(value).map_or(0.0, |i| axis.pos[i]);
         for (vi, by_seed) in groups.get(value).into_iter().flatten() {
@@ -177,13 +206,16 @@ fn series(
             };
             let n = ys.len().to_string();
             let m = mean.to_string();
-            stats.write_record([&axis.key, value, &sw.variants[*vi], &metric.key, &n, &m, &lo, &hi])?;
+            stats.write_record([&axis.key, value, &names[*vi], &metric.key, &n, &m, &lo, &hi])?;
         }
     }
     for s in &mut series {
         s.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
-    Ok(series)
+    Ok(Lines {
+        names,
+        points: series,
+    })
 }
 
 fn slug(s: &str) -> String {
@@ -194,14 +226,8 @@ fn slug(s: &str) -> String {
 
 /// Mean lines with shaded 95 % bands clipped to the metric's floor, error bars, and a red
 /// cross on the axis at each value where runs failed.
-fn line(
-    path: &Path,
-    title: &str,
-    sw: &Sweep,
-    axis: &Axis,
-    metric: &Metric,
-    series: &[Vec<Pt>],
-) -> Result<()> {
+fn line(path: &Path, title: &str, sw: &Sweep, axis: &Axis, metric: &Metric, lines: &Lines) -> Result<()> {
+    let series = &lines.points;
     let fails: Vec<(f64, usize, usize)> = (0..axis.values.len())
         .filter_map(|i| {
             let (failed, runs) = sw.runs(|r| r[axis.col] == axis.values[i], None);
@@ -345,7 +371,7 @@ fn line(
                     c.stroke_width(2 + 2 * wide),
                 ))
                 .map_err(e)?
-                .label(sw.variants[i].as_str())
+                .label(lines.names[i].as_str())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(3)));
         }
         if !fails.is_empty() {
