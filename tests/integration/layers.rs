@@ -23,6 +23,7 @@ const MODELS_LAYERS: &[&str] = &[
     "cc",
     "pool",
     "routing",
+    "fec",
     "link",
     "pfc",
     "topology",

@@ -1,4 +1,4 @@
-//! Claims of uec-incast, victim-flow, websearch-load.
+//! Claims of uec-incast, victim-flow, websearch-load, ber-dac.
 
 use super::*;
 
@@ -205,4 +205,64 @@ fn websearch_load() {
     }
     let large = median(class("uec-reps-nscc", 1e6, f64::INFINITY));
     r.about("NSCC: the large flows' median slowdown about 2", large, 2.0, 0.15);
+}
+
+#[test]
+fn ber_dac() {
+    let r = run("ber-dac", &[], 0);
+    // "without FEC a 4,158 B frame is lost with 1-(1-1e-6)^33,264 = 3.3 %".
+    let frame = 4096.0 + ROCE_OVERHEAD - 20.0;
+    r.about("a 4,158 B frame", frame, 4158.0, 0.0);
+    let lost = 1.0 - (1.0f64 - 1e-6).powf(frame * 8.0);
+    r.about("lost with 3.3 %", lost, 0.033, 0.02);
+    // The clean run: no bit errors (the same cable's time, nothing lost).
+    let clean = run("ber-dac", &["--set", "topology.link.pre_fec_ber=0"], 0);
+    let clean_fct = |v: &str| clean.flows_of(v)[0].fct();
+    // "UET ... finishes the 8 MB within 10 % of its clean time".
+    let uet = r.flows_of("uet-selective-repeat")[0].fct();
+    let uet_clean = clean_fct("uet-selective-repeat");
+    r.check(
+        uet <= 1.10 * uet_clean && r.num("uet-selective-repeat", "drops") > 0.0,
+        "UET within 10 % of its clean time, with frames lost",
+        format!("{uet} ns against {uet_clean} ns"),
+    );
+    // "the sender waits out its ACK timeout (... 67 ms ...), so the 8 MB take over 60 ms
+    // instead of 0.65".
+    let timeout = 4.096 * US * 2f64.powi(14);
+    r.about("local_ack_timeout = 14: 67 ms", timeout, 67.0 * MS, 0.01);
+    let roce = r.flows_of("rocev2-go-back-n")[0].fct();
+    r.check(roce > 60.0 * MS, "RoCEv2's 8 MB take over 60 ms", roce);
+    r.about(
+        "instead of 0.65 ms",
+        clean_fct("rocev2-go-back-n"),
+        0.65 * MS,
+        0.01,
+    );
+    // "With RS(528,514) on both ends no frame is lost ... each transport finishes in its
+    // clean time plus 51.2 ns".
+    let coded = run("ber-dac", &["--set", "topology.link.fec=\"rs-528\""], 0);
+    for v in ["rocev2-go-back-n", "uet-selective-repeat"] {
+        coded.exactly("no frame lost under RS(528,514)", coded.num(v, "drops"), 0.0);
+        coded.about(
+            "its clean time plus 51.2 ns",
+            coded.flows_of(v)[0].fct() - clean_fct(v),
+            51.2,
+            0.001,
+        );
+    }
+    // "a cable whose ends disagree (fec = ["rs-528", "none"]) never comes up, and `sim check`
+    // says so".
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/ber-dac.toml");
+    let o = sim(&[
+        "check",
+        file.to_str().unwrap(),
+        "--set",
+        "topology.link.fec=[\"rs-528\", \"none\"]",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    r.check(
+        o.status.code() == Some(8) && err.contains("fec-mismatch") && err.contains("never come up"),
+        "sim check names the FEC mismatch",
+        err,
+    );
 }
