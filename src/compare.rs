@@ -204,6 +204,22 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     let mut all = Vec::new();
     let mut names = Vec::new();
     let mut scenarios = Vec::new();
+    // A run is named by its folder, or by the path given when two folders share a name
+    // (`a/leaf-spine` and `results/leaf-spine`).
+    let base = |d: &Path| d.file_name().map(|n| n.to_string_lossy().into_owned());
+    let label_of = |d: &Path| match base(d) {
+        Some(b)
+            if args
+                .dirs
+                .iter()
+                .filter(|o| base(o).as_deref() == Some(&b))
+                .count()
+                == 1 =>
+        {
+            b
+        }
+        _ => d.display().to_string(),
+    };
     for d in &args.dirs {
         let path = d.join("summary.json");
         let text = models::input::read_text(&path, models::input::MAX_DATA)
@@ -215,10 +231,7 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
             ))
         };
         let v: Value = serde_json::from_str(&text).map_err(|e| bad(&e))?;
-        let label = d
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| d.display().to_string());
+        let label = label_of(d);
         all.extend(crate::metrics::rows(&v, Some(&label)).map_err(|e| bad(&format!("{e:#}")))?);
         let flows = v["variants"][0]["flows_total"].as_u64().unwrap_or(0);
         let name = v["scenario"].as_str().unwrap_or("?").to_string();

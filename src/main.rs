@@ -50,8 +50,8 @@ Examples:
   sim export sonic scenarios/sonic-sn3700c.toml
                                            a variant's switch as SONiC's config_db.json
 
-Scenarios: scenarios/*.toml, each opening with what it shows (a list with the question each
-answers: docs/scenario-reference.md). Results go to results/<scenario name>/ (what each file
+Scenarios: scenarios/*.toml, each opening with what it shows (the question each answers: the
+README's table; every one: docs/scenario-reference.md). Results go to results/<scenario name>/ (what each file
 holds: docs/results.md). `sim <command> --help` for a command's options.";
 
 #[derive(Subcommand, Debug)]
@@ -76,13 +76,13 @@ enum Command {
 const RUN_EXAMPLES: &str = "\
 Examples:
   sim run scenarios/leaf-spine.toml
-  sim run scenarios/pfc-incast.toml --variant roce --plots summary --out /tmp/incast
+  sim run scenarios/pfc-incast.toml --variant pfc-dcqcn --plots summary --out /tmp/incast
   sim run scenarios/leaf-spine.toml --set switch.buffer=4MiB --set 'variant[0].pfc.priorities=[3]'
 
 Writes summary.json, flows.csv, counters.csv, timeseries.csv, events.csv, report.md and
 the plots to --out (docs/results.md). Exit 0: every flow finished and every invariant held;
 2: bad input; 5: stopped by a limit; 6: a PFC deadlock; 7: flows left unfinished; 8 is
-`sim check`'s (docs/results.md lists them all).";
+`sim check`'s (docs/running.md lists them all).";
 
 fn main() -> ExitCode {
     let started = std::time::Instant::now();

@@ -289,12 +289,14 @@ pub fn human_ns(ns: impl Into<Option<f64>>) -> String {
 }
 
 pub fn print_table(scenario: &Scenario, reports: &[VariantReport]) {
+    let (hosts, flows) = (scenario.topology.hosts.len(), scenario.flows.len());
+    let s = |n: usize| if n == 1 { "" } else { "s" };
     outln!(
-        "{} (seed {}, {} hosts, {} flows)",
+        "{} (seed {}, {hosts} host{}, {flows} flow{})",
         crate::console::short(&scenario.name),
         scenario.seed,
-        scenario.topology.hosts.len(),
-        scenario.flows.len()
+        s(hosts),
+        s(flows)
     );
     // A run of collectives is judged by its jobs first (nccl-tests' figures).
     crate::jobs::print(reports);

@@ -38,8 +38,13 @@ impl Bytes {
     pub fn parse(s: &str) -> Result<Self, UnitError> {
         // A lowercase `b` is a bit (IEC 80000-13): "8Mb" and "8mb" are refused, not guessed.
         if let Some(bits) = s.trim().strip_suffix('b') {
+            // The prefix as the byte units spell it: "16mb" -> "16MB", "4kib" -> "4KiB".
+            let bytes: String = bits
+                .chars()
+                .map(|c| if c == 'i' { c } else { c.to_ascii_uppercase() })
+                .collect();
             return Err(UnitError(format!(
-                "\"{s}\" is in bits; sizes are in bytes (did you mean \"{bits}B\"?)"
+                "\"{s}\" is in bits; sizes are in bytes (did you mean \"{bytes}B\"?)"
             )));
         }
         parse_quantity(s, "a size", "4KiB", BYTE_UNITS, Self::LIMIT).map(Bytes)
@@ -249,6 +254,10 @@ mod tests {
             assert!(e.contains("bytes per second"), "{e}");
         }
         assert_eq!(Bytes::parse("4KIB").unwrap(), Bytes(4096));
+        let e = Bytes::parse("16mb").unwrap_err().0;
+        assert!(e.contains("did you mean \"16MB\""), "{e}");
+        let e = Bytes::parse("4kib").unwrap_err().0;
+        assert!(e.contains("did you mean \"4KiB\""), "{e}");
         assert_eq!(Bytes::parse("2mB").unwrap(), Bytes(2_000_000));
         for bits in ["8Mb", "8mb", "1500b", "4kib"] {
             let e = Bytes::parse(bits).unwrap_err().0;

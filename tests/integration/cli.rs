@@ -231,6 +231,53 @@ fn help_teaches_by_example_and_points_to_the_scenarios() {
     let o = sim(&["--help"]);
     let help = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(help.contains("scenarios/*.toml"), "{help}");
+    // Every `sim run` and `sim check` example runs as written (its own --out replaced).
+    let run_help = String::from_utf8_lossy(&sim(&["run", "--help"]).stdout).to_string();
+    let out = std::env::temp_dir().join(format!("sim-help-examples-{}", std::process::id()));
+    let root_dir = env!("CARGO_MANIFEST_DIR");
+    for line in help.lines().chain(run_help.lines()) {
+        let line = line.trim_start();
+        if !(line.starts_with("sim run scenarios/") || line.starts_with("sim check scenarios/")) {
+            continue;
+        }
+        // Words, a '...' quoted one kept whole; the example's description after two spaces.
+        let cmd = line.split("   ").next().unwrap();
+        let mut words: Vec<String> = Vec::new();
+        let mut quoted: Option<String> = None;
+        for w in cmd.split_whitespace().skip(1) {
+            match (&mut quoted, w.strip_prefix('\'')) {
+                (None, Some(rest)) if rest.ends_with('\'') => words.push(rest.trim_end_matches('\'').into()),
+                (None, Some(rest)) => quoted = Some(rest.to_string()),
+                (Some(q), _) if w.ends_with('\'') => {
+                    words.push(format!("{q} {}", w.trim_end_matches('\'')));
+                    quoted = None;
+                }
+                (Some(q), _) => *q = format!("{q} {w}"),
+                (None, None) => words.push(w.to_string()),
+            }
+        }
+        if let Some(i) = words.iter().position(|w| w == "--out") {
+            words.drain(i..i + 2);
+        }
+        for w in words.iter_mut().filter(|w| w.starts_with("scenarios/")) {
+            *w = format!("{root_dir}/{w}");
+        }
+        if words[0] == "run" {
+            if !words.iter().any(|w| w == "--plots") {
+                words.extend(["--plots".into(), "none".into()]);
+            }
+            words.extend(["--out".into(), out.to_str().unwrap().into()]);
+        }
+        let args: Vec<&str> = words.iter().map(|s| s.as_str()).collect();
+        let o = sim(&args);
+        assert!(
+            matches!(o.status.code(), Some(0 | 5 | 6 | 7 | 8)),
+            "the example `{line}` exits {:?}: {}",
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
     // Every example's scenario is shipped.
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for word in help

@@ -206,7 +206,12 @@ fn compare_puts_two_runs_side_by_side() {
     assert_eq!(decode(&out.join("compare.png")).0, 1200);
     let rows = report_rows(&out);
     assert_eq!(rows.len(), 4, "two variants from each run");
-    assert!(rows.iter().any(|r| r[0] == "out/pfc") && rows.iter().any(|r| r[0] == "out/pfc-dcqcn"));
+    // Both folders are called `out`: each run is named by the path given, so no two rows
+    // share a name.
+    let names: std::collections::BTreeSet<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+    let a_pfc = format!("{}/pfc", a.display());
+    assert!(names.contains(a_pfc.as_str()), "{names:?}");
 }
 
 /// A rerun replaces the earlier results whole, and a directory holding anything sim did not

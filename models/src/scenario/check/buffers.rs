@@ -118,6 +118,15 @@ fn headroom(topo: &Topology, fabric: &Fabric, v: &Variant, s: &Scope, out: &mut 
             None => ("pfc.headroom", None),
         };
         let (at, sub) = (at.0, at.1);
+        // A fixed headroom from the ASIC profile is not computed per cable: setting one is the
+        // fix; a configured one can also be dropped for the computed, per-cable headroom.
+        let or = if at == "switch.asic" {
+            format!(
+                "or pfc.headroom = \"{needed}B\" for every port (the ASIC profile reserves a fixed headroom, not the cable's)"
+            )
+        } else {
+            "or leave pfc.headroom unset for the headroom each cable needs".to_string()
+        };
         out.push(s.finding(
             Level::Warning,
             "headroom-short",
@@ -129,7 +138,7 @@ fn headroom(topo: &Topology, fabric: &Fabric, v: &Variant, s: &Scope, out: &mut 
                 s.pfc.response_quanta
             ),
             format!(
-                "give these ports at least {needed} B (pfc.headroom_by_rate = {{ \"{rate}/{:.0}m\" = \"{needed}B\" }}), or leave pfc.headroom unset for the headroom each cable needs",
+                "give these ports at least {needed} B (pfc.headroom_by_rate = {{ \"{rate}/{:.0}m\" = \"{needed}B\" }}), {or}",
                 metres(cable)
             ),
         ));
