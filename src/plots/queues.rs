@@ -1,7 +1,7 @@
 //! `queues.png`: queues against the thresholds that act on them: each variant's hottest
 //! egress queues with the ECN marking band (Kmin, Kmax) and the trim threshold.
 
-use super::chart::{Chart, Level, Quantity, Series};
+use super::chart::{Chart, Level, Quantity, Scale, Series};
 use super::{Outcome, Run, VariantData, png, series_color};
 use anyhow::Result;
 use models::telemetry::Sparse;
@@ -76,6 +76,23 @@ pub fn queues(path: &Path, run: &Run) -> Result<Outcome> {
             }
         }
     }
+    // One y unit for every panel (as pfc_buffers.png): the highest queue or threshold drawn.
+    let highest = run
+        .variants
+        .iter()
+        .flat_map(|d| {
+            let s = &d.telemetry.sampler;
+            let queues = hottest(&s.queues)
+                .into_iter()
+                .flat_map(|i| s.queues[i].dense(s.times.len()))
+                .map(f64::from);
+            let v = &d.variant.switch;
+            let ecn = v.ecn.iter().flat_map(|e| [e.kmin.0 as f64, e.kmax.0 as f64]);
+            let trim = v.trim.as_ref().and_then(|t| t.threshold).map(|t| t.0 as f64);
+            queues.chain(ecn).chain(trim).collect::<Vec<f64>>()
+        })
+        .fold(0.0, f64::max);
+    let unit = Scale::for_max(Quantity::Bytes, highest);
     panels(
         path,
         run,
@@ -85,6 +102,7 @@ pub fn queues(path: &Path, run: &Run) -> Result<Outcome> {
             let title = d.name().to_string();
             let mut chart = Chart::new(&title, ("time", Quantity::Time), ("queue", Quantity::Bytes));
             chart.caption = 18;
+            chart.y_scale = Some(unit);
             for i in hottest(&s.queues) {
                 let label = d.telemetry.label(s.ports[i].0);
                 let k = colour_of.iter().position(|l| *l == label).unwrap_or(0);

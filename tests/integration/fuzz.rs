@@ -148,11 +148,13 @@ fn scenario_files() -> Vec<(PathBuf, String)> {
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();
     files.sort();
+    // A file that vanished between the listing and the read (an editor's or another
+    // process's temporary) is not a scenario.
     files
         .into_iter()
-        .map(|p| {
-            let text = std::fs::read_to_string(&p).unwrap();
-            (p, text)
+        .filter_map(|p| {
+            let text = std::fs::read_to_string(&p).ok()?;
+            Some((p, text))
         })
         .collect()
 }

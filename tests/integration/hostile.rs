@@ -14,11 +14,12 @@ fn scenario_files() -> Vec<(PathBuf, String)> {
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();
     files.sort();
+    // A file that vanished between the listing and the read is not a scenario.
     files
         .into_iter()
-        .map(|p| {
-            let t = std::fs::read_to_string(&p).unwrap();
-            (p, t)
+        .filter_map(|p| {
+            let t = std::fs::read_to_string(&p).ok()?;
+            Some((p, t))
         })
         .collect()
 }
