@@ -146,20 +146,30 @@ pub fn winner(vals: &[(f64, &str)], all: &[Option<f64>], lower: bool) -> String 
     }
 }
 
-/// Write `report.md` (with `note` first, and the plots not written with why) and, with `png`,
-/// `compare.png` into `dir`.
+/// Write `report.md` (with `note` first, the runs compared and the command that made each,
+/// and the plots not written with why) and, with `png`, `compare.png` into `dir`.
 pub fn write(
     dir: &Path,
     title: &str,
     rows: &[Row],
     png: bool,
     note: Option<&str>,
+    runs: &[(String, String)],
     skipped: &[(String, String)],
 ) -> Result<()> {
     if png {
         plots::compare(&dir.join("compare.png"), title, rows)?;
     }
     let mut md = markdown(title, rows, note);
+    if !runs.is_empty() {
+        md += "
+## Runs
+
+";
+        for (label, command) in runs {
+            let _ = writeln!(md, "- `{label}`: `{command}`");
+        }
+    }
     if !skipped.is_empty() {
         md += "\n## Plots not written\n\n";
         for (file, why) in skipped {
@@ -204,6 +214,7 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     let mut all = Vec::new();
     let mut names = Vec::new();
     let mut scenarios = Vec::new();
+    let mut runs = Vec::new();
     // A run is named by its folder, or by the path given when two folders share a name
     // (`a/leaf-spine` and `results/leaf-spine`).
     let base = |d: &Path| d.file_name().map(|n| n.to_string_lossy().into_owned());
@@ -236,6 +247,17 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
         let flows = v["variants"][0]["flows_total"].as_u64().unwrap_or(0);
         let name = v["scenario"].as_str().unwrap_or("?").to_string();
         scenarios.push((label.clone(), name, v["hosts"].as_u64().unwrap_or(0), flows));
+        // What made it: the command line its summary.json keeps (what differs between two
+        // runs of one scenario is usually a --set).
+        let command = match &v["command_line"] {
+            Value::Array(words) => words
+                .iter()
+                .map(|w| w.as_str().unwrap_or("?"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            _ => "(not recorded)".to_string(),
+        };
+        runs.push((label.clone(), command));
         names.push(label);
     }
     let note = mismatch(&scenarios);
@@ -249,8 +271,8 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     let inputs: Vec<&Path> = args.dirs.iter().map(PathBuf::as_path).collect();
     let staging = Staging::prepare(&out, Kind::Compare, &inputs)?;
     let title = format!("{} compared", names.join(" vs "));
-    write(staging.dir(), &title, &all, true, note.as_deref(), &[])?;
-    crate::html::write(staging.dir(), &title, &all, note.as_deref(), &[])?;
+    write(staging.dir(), &title, &all, true, note.as_deref(), &runs, &[])?;
+    crate::html::write(staging.dir(), &title, &all, note.as_deref(), &runs, &[])?;
     staging.commit().with_context(|| {
         format!(
             "comparison not written to {} (anything there is as it was)",

@@ -119,6 +119,7 @@ pub fn page(
     title: &str,
     rows: &[Row],
     note: Option<&str>,
+    runs: &[(String, String)],
     skipped: &[(String, String)],
 ) -> Result<String> {
     let mut s = String::new();
@@ -175,6 +176,13 @@ pub fn page(
             esc(what)
         );
     }
+    if !runs.is_empty() {
+        s.push_str("<h2>Runs</h2>\n<ul>\n");
+        for (label, command) in runs {
+            let _ = writeln!(s, "<li>{}: <code>{}</code></li>", esc(label), esc(command));
+        }
+        s.push_str("</ul>\n");
+    }
     if !skipped.is_empty() {
         s.push_str("<h2>Plots not written</h2>\n<ul>\n");
         for (file, why) in skipped {
@@ -200,16 +208,17 @@ pub fn page(
     Ok(s)
 }
 
-/// Write `report.html` into `dir`, after its plots and other files (`skipped`: the plots
-/// not written, with why).
+/// Write `report.html` into `dir`, after its plots and other files (`runs`: a comparison's
+/// runs and the command that made each; `skipped`: the plots not written, with why).
 pub fn write(
     dir: &Path,
     title: &str,
     rows: &[Row],
     note: Option<&str>,
+    runs: &[(String, String)],
     skipped: &[(String, String)],
 ) -> Result<()> {
-    let text = page(dir, title, rows, note, skipped)?;
+    let text = page(dir, title, rows, note, runs, skipped)?;
     files::write(&dir.join("report.html"), text.as_bytes())
 }
 

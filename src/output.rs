@@ -113,7 +113,7 @@ pub fn write_results(
     let skipped = crate::plots::all(dir, &run, opts.plots, opts.quiet, opts.jobs)?;
     let rows = crate::metrics::rows(&summary_json, None)?;
     let png = opts.plots != crate::plots::Level::None;
-    crate::compare::write(dir, &title, &rows, png, None, &skipped)?;
+    crate::compare::write(dir, &title, &rows, png, None, &[], &skipped)?;
 
     let mut flows = csv::Writer::from_writer(Vec::new());
     flows.write_record([
@@ -175,7 +175,7 @@ pub fn write_results(
     files::write(&dir.join("counters.csv"), &counters.into_inner()?)?;
     write_sonic(dir, reports)?;
     // Last: it embeds the plots and links every other file.
-    crate::html::write(dir, &title, &rows, None, &skipped)
+    crate::html::write(dir, &title, &rows, None, &[], &skipped)
 }
 
 /// `sonic_counters.csv`, when a variant asks for it (`switch.sonic_counters`, or a

@@ -176,8 +176,8 @@ mod tests {
     #[test]
     fn a_codeword_fails_past_t_symbols_by_the_binomial_tail() {
         // Few errors: the tail is its first term, C(n, t+1) p^(t+1).
-        let b = 1e-6;
-        let p = 1.0 - (1.0 - b as f64).powi(10);
+        let b: f64 = 1e-6;
+        let p = 1.0 - (1.0 - b).powi(10);
         let c8: f64 = (0..8).map(|i| (528 - i) as f64 / (i + 1) as f64).product();
         let first = c8 * p.powi(8) * (1.0 - p).powi(520);
         let got = Fec::Rs528.codeword_failure(b);

@@ -212,6 +212,10 @@ fn compare_puts_two_runs_side_by_side() {
     assert_eq!(names.len(), 4, "{names:?}");
     let a_pfc = format!("{}/pfc", a.display());
     assert!(names.contains(a_pfc.as_str()), "{names:?}");
+    // What made each run (here the seeds differ) is listed under "Runs".
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let runs = &md[md.find("## Runs").expect("a Runs section")..];
+    assert!(runs.contains("--seed 1") && runs.contains("--seed 2"), "{runs}");
 }
 
 /// A rerun replaces the earlier results whole, and a directory holding anything sim did not
