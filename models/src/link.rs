@@ -21,25 +21,44 @@ pub fn cable_delay(len: Length) -> Duration {
 
 /// The wire leaving one port. Not `Clone`: its FIFO indexes the network's packet pool, and a
 /// copy would free the same slots twice.
+/// A link that loses frames stores how, out of line (most cables lose none: a cable's hot
+/// state stays 24 bytes).
 #[derive(Debug, Default)]
 pub struct Link {
     pub delay: Duration,
+    errors: Option<Box<Errors>>,
+    flight: Fifo,
+}
+
+/// How a cable loses frames.
+#[derive(Debug, Default, PartialEq)]
+pub struct Errors {
     /// Probability that a frame is corrupted on the way (discarded by the receiver's FCS check).
     pub loss: f64,
-    /// Bit error rate: a frame of b bits is lost with probability 1-(1-ber)^b.
+    /// Bit error rate after FEC: a frame of b bits is lost with probability 1-(1-ber)^b.
     pub ber: f64,
     /// Bit errors before FEC, as the FEC leaves them ([`crate::fec`]).
-    pub errors: crate::fec::BitErrors,
-    flight: Fifo,
+    pub fec: crate::fec::BitErrors,
 }
 
 impl Link {
     pub fn new(delay: Duration, loss: f64, ber: f64) -> Self {
+        Link::with_errors(
+            delay,
+            Errors {
+                loss,
+                ber,
+                ..Errors::default()
+            },
+        )
+    }
+
+    /// A link losing frames as `errors` says (none lost: kept inline as nothing).
+    pub fn with_errors(delay: Duration, errors: Errors) -> Self {
+        let lossless = errors.loss == 0.0 && errors.ber == 0.0 && errors.fec.pre_fec_ber == 0.0;
         Link {
             delay,
-            loss,
-            ber,
-            errors: crate::fec::BitErrors::default(),
+            errors: (!lossless).then(|| Box::new(errors)),
             flight: Fifo::default(),
         }
     }
@@ -47,12 +66,15 @@ impl Link {
     /// Probability that a frame of `frame` bytes is lost on this cable.
     #[inline]
     pub fn loss_of(&self, frame: u16) -> f64 {
-        if self.ber == 0.0 && self.errors.pre_fec_ber == 0.0 {
-            return self.loss;
+        let Some(e) = &self.errors else {
+            return 0.0;
+        };
+        if e.ber == 0.0 && e.fec.pre_fec_ber == 0.0 {
+            return e.loss;
         }
-        let bit_loss = -(frame as f64 * 8.0 * (-self.ber).ln_1p()).exp_m1();
-        let fec_loss = self.errors.frame_loss(frame as u32);
-        1.0 - (1.0 - self.loss) * (1.0 - bit_loss) * (1.0 - fec_loss)
+        let bit_loss = -(frame as f64 * 8.0 * (-e.ber).ln_1p()).exp_m1();
+        let fec_loss = e.fec.frame_loss(frame as u32);
+        1.0 - (1.0 - e.loss) * (1.0 - bit_loss) * (1.0 - fec_loss)
     }
 
     /// The last bit of `p` left the sender at `now`. Returns the arrival time when the link
@@ -109,6 +131,18 @@ mod tests {
         // 1 - (1 - 1e-9)^(4178 * 8) ~= 3.34e-5.
         assert!((l.loss_of(4178) - 3.3424e-5).abs() < 1e-8, "{}", l.loss_of(4178));
         assert!(l.loss_of(64) < l.loss_of(4178));
+    }
+
+    #[test]
+    fn a_cable_stays_small_and_keeps_its_errors_out_of_line() {
+        // Every frame hop touches its cable: 24 bytes, whatever error models exist.
+        assert!(
+            std::mem::size_of::<Link>() <= 24,
+            "{}",
+            std::mem::size_of::<Link>()
+        );
+        assert_eq!(Link::new(Duration::ZERO, 0.0, 0.0).loss_of(1500), 0.0);
+        assert_eq!(Link::new(Duration::ZERO, 0.25, 0.0).loss_of(1500), 0.25);
     }
 
     #[test]

@@ -133,9 +133,12 @@ impl Network {
             .iter()
             .map(|&l| {
                 let l = &t.links[l as usize];
-                let mut link = Link::new(l.delay, l.loss, l.ber);
-                link.errors = l.errors;
-                link
+                let errors = crate::link::Errors {
+                    loss: l.loss,
+                    ber: l.ber,
+                    fec: l.errors,
+                };
+                Link::with_errors(l.delay, errors)
             })
             .collect();
         let (mut roles, mut host_node, mut switch_node) = (Vec::with_capacity(n), Vec::new(), Vec::new());
