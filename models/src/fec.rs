@@ -136,8 +136,9 @@ impl BitErrors {
         }
         let x = bits / CODEWORD_MAC_BITS;
         let (whole, frac) = (x.floor(), x.fract());
-        let ok = |m: f64| (m * self.ln_codeword_ok).exp();
-        1.0 - ((1.0 - frac) * ok(whole + 1.0) + frac * ok(whole + 2.0))
+        // 1 - (1-P)^m, exact for the tiny P a working code leaves.
+        let lost = |m: f64| -(m * self.ln_codeword_ok).exp_m1();
+        (1.0 - frac) * lost(whole + 1.0) + frac * lost(whole + 2.0)
     }
 }
 

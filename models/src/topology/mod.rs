@@ -271,6 +271,8 @@ pub struct Topology {
     first_rate: Vec<BitRate>,
     /// Cables that never come up because their ends' FEC modes differ.
     pub fec_mismatches: Vec<FecMismatch>,
+    /// Cables of 25G and up with bit errors before FEC and no FEC: (key, rate, bit error rate).
+    pub unprotected: Vec<(String, BitRate, f64)>,
 }
 
 /// Largest fabric we agree to build (nodes), to turn typos like `k = 4000` into errors.
@@ -363,6 +365,13 @@ impl Topology {
             if !self.fec_mismatches.iter().any(|m| m.key == key) {
                 self.fec_mismatches.push(FecMismatch { key, ends });
             }
+        }
+        if l.pre_fec_ber > 0.0
+            && l.agreed_fec() == Some(crate::fec::Fec::None)
+            && l.rate.as_gbps() >= 25.0
+            && !self.unprotected.iter().any(|u| u.0 == key)
+        {
+            self.unprotected.push((key.to_string(), l.rate, l.pre_fec_ber));
         }
         Ok(d)
     }

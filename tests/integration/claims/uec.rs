@@ -265,4 +265,13 @@ fn ber_dac() {
         "sim check names the FEC mismatch",
         err,
     );
+    // "`sim check` on this file as it is warns that the FEC is off (ber-without-fec), naming
+    // rs-528".
+    let o = sim(&["check", file.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    r.check(
+        o.status.code() == Some(8) && err.contains("ber-without-fec") && err.contains("fec = \"rs-528\""),
+        "sim check warns that the FEC is off",
+        err,
+    );
 }

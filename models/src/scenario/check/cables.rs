@@ -5,9 +5,47 @@
 //! port left at its default FEC against a NIC set to another.
 
 use super::{Finding, Level};
+use crate::fec::{BitErrors, Fec};
 use crate::topology::Topology;
 
+/// The code 802.3 runs at `rate`: RS(528,514) at 25G and 100G on NRZ lanes (clauses 108,
+/// 91), RS(544,514) at 50G and at 200G and up (clauses 134, 119; 100G on PAM4 lanes also).
+fn code_for(rate: sim_core::BitRate) -> Fec {
+    match rate.as_gbps() {
+        g if (g - 25.0).abs() < 1.0 || (g - 100.0).abs() < 1.0 => Fec::Rs528,
+        _ => Fec::Rs544,
+    }
+}
+
 pub fn check(topo: &Topology, out: &mut Vec<Finding>) {
+    // Bit errors with the FEC off, at speeds 802.3 runs RS-FEC at: each frame pays them.
+    for (key, rate, ber) in &topo.unprotected {
+        let frame = 4158; // a 4 KiB RoCEv2 payload's frame
+        let raw = BitErrors::new(*ber, Fec::None).frame_loss(frame);
+        let code = code_for(*rate);
+        let coded = BitErrors::new(*ber, code).frame_loss(frame);
+        let coded = match coded {
+            c if c > 1e-300 => format!("about one in {:.0e}", 1.0 / c),
+            _ => "fewer than one in 1e300".to_string(),
+        };
+        out.push(Finding {
+            level: Level::Warning,
+            id: "ber-without-fec",
+            key: format!("{key}.fec"),
+            file: None,
+            problem: format!(
+                "{rate} cables with bit errors before FEC ({ber:e}) and the FEC off: a {frame} B \
+                 frame is lost with {raw:.2e} (lost frames cost go-back-N a resend of everything \
+                 after them, or an ACK timeout); with {} it would lose {coded}",
+                code.name()
+            ),
+            fix: format!(
+                "fec = \"{}\" on both ends, as 802.3 runs this speed (and as most NICs and \
+                 switches negotiate)",
+                code.name()
+            ),
+        });
+    }
     let down = topo.links.iter().filter(|l| !l.up).count();
     for m in &topo.fec_mismatches {
         out.push(Finding {

@@ -81,6 +81,10 @@ pub const IDS: &[(&str, &str)] = &[
         "an ECN threshold above the most a lossy queue can hold",
     ),
     (
+        "ber-without-fec",
+        "bit errors before FEC on a 25G-or-faster cable with the FEC off",
+    ),
+    (
         "fec-mismatch",
         "a cable whose ends run different FEC modes (it never comes up)",
     ),

@@ -321,3 +321,32 @@ fn traffic_between_nics_of_one_server_is_not_counted_on_the_fabric() {
     assert_eq!(f.len(), 1, "{f:#?}");
     assert!(f[0].problem.contains("337 Gb/s out"), "{f:#?}");
 }
+
+#[test]
+fn bit_errors_with_the_fec_off_are_named_with_the_code_the_speed_runs() {
+    let dac = |rate: &str, extra: &str| {
+        format!(
+            "[topology]\nkind = \"back-to-back\"\nlink = {{ rate = \"{rate}\", cable = \"3m\", \
+             pre_fec_ber = 1e-6{extra} }}\n[[flow]]\nsrc = \"h0\"\ndst = \"h1\"\nsize = \"1MB\"\n"
+        )
+    };
+    let f = findings(&dac("100Gbps", ""));
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(
+        (f[0].id, f[0].key.as_str()),
+        ("ber-without-fec", "topology.link.fec")
+    );
+    // 1-(1-1e-6)^(4158 x 8) = 3.27 %.
+    assert!(
+        f[0].problem.contains("3.27e-2") && f[0].fix.contains("rs-528"),
+        "{f:#?}"
+    );
+    assert!(
+        findings(&dac("400Gbps", ""))
+            .iter()
+            .any(|f| f.fix.contains("rs-544"))
+    );
+    // Its fix, and speeds that run without FEC (10G), are clean.
+    assert!(ids(&dac("100Gbps", ", fec = \"rs-528\"")).is_empty());
+    assert!(ids(&dac("10Gbps", "")).is_empty());
+}
