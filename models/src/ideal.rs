@@ -460,16 +460,8 @@ mod tests {
     }
 
     fn leaf_spine(host_gbps: u64, fabric_gbps: u64, spines: u32) -> Network {
-        let link = |gbps: u64| crate::topology::LinkConfig {
-            rate: BitRate::gbps(gbps),
-            delay: Some(Duration::from_ns(100)),
-            cable: None,
-            loss: 0.0,
-            ber: 0.0,
-            fec: None,
-            pre_fec_ber: 0.0,
-            fec_latency: None,
-        };
+        let link =
+            |gbps: u64| crate::topology::LinkConfig::plain(BitRate::gbps(gbps), Duration::from_ns(100));
         let topo = crate::topology::TopologyConfig::LeafSpine {
             leaves: 2,
             spines,

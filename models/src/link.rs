@@ -31,7 +31,7 @@ pub struct Link {
 }
 
 /// How a cable loses frames.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Errors {
     /// Probability that a frame is corrupted on the way (discarded by the receiver's FCS check).
     pub loss: f64,
@@ -42,6 +42,8 @@ pub struct Errors {
 }
 
 impl Link {
+    /// A cable losing frames with probability `loss` and bits at `ber` (unit tests).
+    #[cfg(test)]
     pub fn new(delay: Duration, loss: f64, ber: f64) -> Self {
         Link::with_errors(
             delay,

@@ -133,12 +133,7 @@ impl Network {
             .iter()
             .map(|&l| {
                 let l = &t.links[l as usize];
-                let errors = crate::link::Errors {
-                    loss: l.loss,
-                    ber: l.ber,
-                    fec: l.errors,
-                };
-                Link::with_errors(l.delay, errors)
+                Link::with_errors(l.delay, l.errors)
             })
             .collect();
         let (mut roles, mut host_node, mut switch_node) = (Vec::with_capacity(n), Vec::new(), Vec::new());
@@ -252,16 +247,7 @@ mod tests {
     use sim_core::{BitRate, Duration};
 
     fn link(g: u64) -> LinkConfig {
-        LinkConfig {
-            rate: BitRate::gbps(g),
-            delay: Some(Duration::from_ns(100)),
-            cable: None,
-            loss: 0.0,
-            ber: 0.0,
-            fec: None,
-            pre_fec_ber: 0.0,
-            fec_latency: None,
-        }
+        LinkConfig::plain(BitRate::gbps(g), Duration::from_ns(100))
     }
 
     #[test]

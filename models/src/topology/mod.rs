@@ -237,10 +237,8 @@ pub struct LinkSpec {
     pub b: NodeId,
     pub rate: BitRate,
     pub delay: Duration,
-    pub loss: f64,
-    pub ber: f64,
-    /// Bit errors before FEC and the FEC both ends run.
-    pub errors: crate::fec::BitErrors,
+    /// How it loses frames: `loss`, `ber` after FEC, bit errors before the FEC both ends run.
+    pub errors: crate::link::Errors,
     /// False when the ends' FEC modes differ: the cable never comes up.
     pub up: bool,
 }
@@ -322,16 +320,7 @@ impl Topology {
     /// A star of `n` hosts on 100G, 10 ns links (unit tests).
     #[cfg(test)]
     pub(crate) fn test_star(n: u32) -> Topology {
-        let link = LinkConfig {
-            rate: BitRate::gbps(100),
-            delay: Some(Duration::from_ns(10)),
-            cable: None,
-            loss: 0.0,
-            ber: 0.0,
-            fec: None,
-            pre_fec_ber: 0.0,
-            fec_latency: None,
-        };
+        let link = LinkConfig::plain(BitRate::gbps(100), Duration::from_ns(10));
         TopologyConfig::Star {
             hosts: n,
             host_link: link,
@@ -388,9 +377,11 @@ impl Topology {
             b,
             rate: l.rate,
             delay: l.hop_delay(delay),
-            loss: l.loss,
-            ber: l.ber,
-            errors: crate::fec::BitErrors::new(l.pre_fec_ber, fec.unwrap_or_default()),
+            errors: crate::link::Errors {
+                loss: l.loss,
+                ber: l.ber,
+                fec: crate::fec::BitErrors::new(l.pre_fec_ber, fec.unwrap_or_default()),
+            },
             up: fec.is_some(),
         });
     }
@@ -485,16 +476,7 @@ mod tests {
     use super::*;
 
     fn link(rate: &str) -> LinkConfig {
-        LinkConfig {
-            rate: BitRate::parse(rate).unwrap(),
-            delay: Some(Duration::from_ns(100)),
-            cable: None,
-            loss: 0.0,
-            ber: 0.0,
-            fec: None,
-            pre_fec_ber: 0.0,
-            fec_latency: None,
-        }
+        LinkConfig::plain(BitRate::parse(rate).unwrap(), Duration::from_ns(100))
     }
 
     fn degree(t: &Topology, n: NodeId) -> usize {
@@ -546,25 +528,13 @@ mod tests {
     #[test]
     fn link_needs_exactly_one_delay_source() {
         let both = LinkConfig {
-            rate: BitRate::gbps(1),
-            delay: Some(Duration(1)),
             cable: Some(Length(1)),
-            loss: 0.0,
-            ber: 0.0,
-            fec: None,
-            pre_fec_ber: 0.0,
-            fec_latency: None,
+            ..LinkConfig::plain(BitRate::gbps(1), Duration(1))
         };
         assert!(both.delay("x").unwrap_err().message.contains("not both"));
         let none = LinkConfig {
-            rate: BitRate::gbps(1),
             delay: None,
-            cable: None,
-            loss: 0.0,
-            ber: 0.0,
-            fec: None,
-            pre_fec_ber: 0.0,
-            fec_latency: None,
+            ..LinkConfig::plain(BitRate::gbps(1), Duration(1))
         };
         assert!(none.delay("x").unwrap_err().message.contains("cable"));
     }
