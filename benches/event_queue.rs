@@ -26,6 +26,8 @@ enum Ev {
     Timer { flow: u32, generation: u32 },
 }
 const _: () = assert!(size_of::<Ev>() == 12);
+/// FIFO on ties, as every structure here orders.
+impl sim_core::queue::Simultaneous for Ev {}
 
 /// The hold-model interface every structure under test implements.
 trait Hold {

@@ -9,7 +9,8 @@
 
 use crate::packet::Packet;
 use crate::pool::{Fifo, PacketPool};
-use sim_core::{Duration, Length, Time};
+use rand::RngExt;
+use sim_core::{Duration, Length, SimRng, Time};
 
 /// Propagation delay per metre of cable: 5 ns.
 pub const PS_PER_MM: u64 = 5;
@@ -26,8 +27,17 @@ pub fn cable_delay(len: Length) -> Duration {
 #[derive(Debug, Default)]
 pub struct Link {
     pub delay: Duration,
-    errors: Option<Box<Errors>>,
+    errors: Option<Box<Lossy>>,
     flight: Fifo,
+}
+
+/// A lossy cable's errors and the random stream its frame losses are drawn from: one stream
+/// per cable direction, so that a frame lost on one cable cannot shift the draws of another
+/// (and a partition of the fabric draws the same losses as the whole).
+#[derive(Debug)]
+struct Lossy {
+    errors: Errors,
+    rng: SimRng,
 }
 
 /// How a cable loses frames.
@@ -52,23 +62,35 @@ impl Link {
                 ber,
                 ..Errors::default()
             },
+            || sim_core::RngStreams::new(1).stream("link-loss", 0),
         )
     }
 
-    /// A link losing frames as `errors` says (none lost: kept inline as nothing).
-    pub fn with_errors(delay: Duration, errors: Errors) -> Self {
+    /// A link losing frames as `errors` says, drawing from the stream `rng` makes (none lost:
+    /// kept inline as nothing, and no stream made).
+    pub fn with_errors(delay: Duration, errors: Errors, rng: impl FnOnce() -> SimRng) -> Self {
         let lossless = errors.loss == 0.0 && errors.ber == 0.0 && errors.fec.pre_fec_ber == 0.0;
         Link {
             delay,
-            errors: (!lossless).then(|| Box::new(errors)),
+            errors: (!lossless).then(|| Box::new(Lossy { errors, rng: rng() })),
             flight: Fifo::default(),
+        }
+    }
+
+    /// Draw whether a frame of `frame` bytes arrives corrupted (its FCS fails).
+    #[inline]
+    pub fn corrupts(&mut self, frame: u16) -> bool {
+        let loss = self.loss_of(frame);
+        match &mut self.errors {
+            Some(l) if loss > 0.0 => l.rng.random_bool(loss),
+            _ => false,
         }
     }
 
     /// Probability that a frame of `frame` bytes is lost on this cable.
     #[inline]
     pub fn loss_of(&self, frame: u16) -> f64 {
-        let Some(e) = &self.errors else {
+        let Some(Lossy { errors: e, .. }) = self.errors.as_deref() else {
             return 0.0;
         };
         if e.ber == 0.0 && e.fec.pre_fec_ber == 0.0 {

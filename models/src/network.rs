@@ -131,9 +131,10 @@ impl Network {
             .collect();
         let links: Vec<Link> = port_link
             .iter()
-            .map(|&l| {
+            .enumerate()
+            .map(|(p, &l)| {
                 let l = &t.links[l as usize];
-                Link::with_errors(l.delay, l.errors)
+                Link::with_errors(l.delay, l.errors, || streams.stream("link-loss", p as u64))
             })
             .collect();
         let (mut roles, mut host_node, mut switch_node) = (Vec::with_capacity(n), Vec::new(), Vec::new());

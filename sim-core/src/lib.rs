@@ -8,15 +8,15 @@
 //!   thousands of packets; `u64` picoseconds cover 213 days of simulated time.
 //! * [`units`]: quantities with units ([`Bytes`], [`BitRate`], [`Length`]) parsed from the
 //!   strings users write (`"100Gbps"`, `"32MiB"`, `"3m"`), with errors that say what was expected.
-//! * [`queue`]: the pending-event set, ordered by `(time, insertion sequence)`: events at the
-//!   same picosecond run in the order they were scheduled (FIFO on ties), which makes runs
-//!   reproducible. The structure (a radix heap) was chosen by measurement; see
+//! * [`queue`]: the pending-event set, ordered by `(time, rank, insertion sequence)`: events
+//!   at the same picosecond run in the order of a rank the simulator gives each (what the event
+//!   is and whose), then in the order they were scheduled, which makes runs reproducible and
+//!   the order of simultaneous events independent of when each was scheduled. The structure (a radix heap) was chosen by measurement; see
 //!   `benches/event_queue.rs` and the README's performance section.
 //! * [`rng`]: seeded random streams, each derived from `(scenario seed, stream kind, index)`:
 //!   the same seed gives identical results, and a stream's draws cannot shift another's. The
-//!   simulator gives each workload generator, each switch's ECMP salt and each flow its own
-//!   stream; WRED marking and frame errors each use one stream for the whole fabric (see
-//!   `models::sim`'s build).
+//!   simulator gives each workload generator, each switch (its ECMP salt, its WRED and trim
+//!   draws), each flow and each lossy cable its own stream (see `models::sim`'s build).
 //!
 //! Nothing here is global: a simulation owns its queue and its streams.
 

@@ -1,31 +1,57 @@
 //! The pending-event set.
 //!
-//! Events are ordered by `(time, insertion sequence)`: two events scheduled for the same
-//! picosecond pop in the order they were pushed (FIFO on ties). Together with seeded random
-//! streams this makes every run reproducible, and it matches the order NeXosim and htsim
-//! document for simultaneous events.
+//! Events are ordered by `(time, rank, insertion sequence)`: events due at the same
+//! picosecond pop in the order of their [`Simultaneous::rank`], and events of equal rank in
+//! the order they were pushed. A simulator that ranks its events by what they are and which
+//! entity they belong to (a port, a flow) gets an order of simultaneous events that does not
+//! depend on when, or by whom, each was scheduled: the order a partitioned, parallel run can
+//! reproduce (each partition sees its own events in the order the whole run would), and the
+//! freedom to schedule an event earlier than it used to be without moving any result. Types
+//! that keep the default rank (0) get plain FIFO on ties, as NeXosim and htsim document.
 //!
 //! [`EventQueue`] is a **radix heap** (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for
 //! the shortest path problem", JACM 1990). A discrete-event simulation never schedules into the
 //! past, so the queue is *monotone*: every pushed time is at least the last popped one. A radix
 //! heap exploits that: an event goes into bucket `64 - leading_zeros(time ^ last)`, so pushes
 //! are O(1) and each event moves between buckets at most 64 times over its life, in practice
-//! once or twice. Buckets are kept in push order and redistributed in order, which gives FIFO
-//! on ties without storing a sequence number (entries stay 8 bytes + payload).
+//! once or twice. Buckets are kept in push order and redistributed in order; the events due
+//! "now" are then sorted by rank, stably, which gives FIFO among equal ranks without storing a
+//! sequence number (entries stay 8 bytes + payload). An event pushed for "now" is inserted
+//! after every pending one of its rank or lower (at the back, in the common case).
 //!
-//! [`HeapQueue`] is the textbook binary heap on `(time, seq)`, kept as the reference the radix
-//! heap is tested and benchmarked against (`benches/event_queue.rs`; README, "Performance").
+//! [`HeapQueue`] is the textbook binary heap on `(time, rank, seq)`, kept as the reference the
+//! radix heap is tested and benchmarked against (`benches/event_queue.rs`; README,
+//! "Performance").
 
 use crate::time::Time;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 
-/// Monotone radix-heap event queue, FIFO on equal times. See the module docs.
+/// The order of events due at the same picosecond: lower ranks first, equal ranks in push
+/// order. The default, 0 for every event, is FIFO on ties.
+pub trait Simultaneous {
+    /// True when two events of equal rank are equal (the rank encodes the whole event): the
+    /// queue may then order them without keeping their push order, which is faster.
+    const RANK_IS_IDENTITY: bool = false;
+
+    #[inline]
+    fn rank(&self) -> u64 {
+        0
+    }
+}
+
+macro_rules! fifo_on_ties {
+    ($($t:ty),*) => {$(impl Simultaneous for $t {})*};
+}
+fifo_on_ties!(u8, u16, u32, u64, i32, i64, char, &str);
+
+/// Monotone radix-heap event queue, ranked on equal times. See the module docs.
 #[derive(Debug)]
 pub struct EventQueue<E> {
     /// Time of the last popped event; all pending events are at or after it.
     last: u64,
-    /// Events at exactly `last`, in push order.
+    /// Events at exactly `last` with their ranks, by rank (stably: equal ranks in push
+    /// order).
     now: VecDeque<(u64, E)>,
     /// `buckets[i - 1]` holds events whose time differs from `last` first in bit `i - 1`.
     buckets: Vec<Vec<(u64, E)>>,
@@ -34,13 +60,13 @@ pub struct EventQueue<E> {
     len: usize,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Simultaneous> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Simultaneous> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             last: 0,
@@ -82,7 +108,7 @@ impl<E> EventQueue<E> {
         self.len += 1;
         let diff = t ^ self.last;
         if diff == 0 {
-            self.now.push_back((t, event));
+            self.push_now(event);
         } else {
             let b = 63 - diff.leading_zeros() as usize;
             self.buckets[b].push((t, event));
@@ -90,14 +116,26 @@ impl<E> EventQueue<E> {
         }
     }
 
-    /// Remove and return the earliest event (FIFO among equal times).
+    /// An event for "now": after every pending one of its rank or lower.
+    #[inline]
+    fn push_now(&mut self, event: E) {
+        let r = event.rank();
+        if self.now.back().is_none_or(|&(b, _)| b <= r) {
+            self.now.push_back((r, event));
+        } else {
+            let at = self.now.partition_point(|&(b, _)| b <= r);
+            self.now.insert(at, (r, event));
+        }
+    }
+
+    /// Remove and return the earliest event (by rank, then FIFO, among equal times).
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
         if self.now.is_empty() {
             self.refill()?;
         }
         self.len -= 1;
-        self.now.pop_front().map(|(t, e)| (Time(t), e))
+        self.now.pop_front().map(|(_, e)| (Time(self.last), e))
     }
 
     /// The next event when it is due at the last popped time, found without a search (None
@@ -115,8 +153,8 @@ impl<E> EventQueue<E> {
 
     /// Time of the earliest pending event, without removing it.
     pub fn peek_time(&self) -> Option<Time> {
-        if let Some(&(t, _)) = self.now.front() {
-            return Some(Time(t));
+        if !self.now.is_empty() {
+            return Some(Time(self.last));
         }
         if self.occupied == 0 {
             return None;
@@ -142,7 +180,7 @@ impl<E> EventQueue<E> {
         for (t, e) in bucket.drain(..) {
             let diff = t ^ self.last;
             if diff == 0 {
-                self.now.push_back((t, e));
+                self.now.push_back((e.rank(), e));
             } else {
                 let nb = 63 - diff.leading_zeros() as usize;
                 debug_assert!(nb < b);
@@ -151,11 +189,21 @@ impl<E> EventQueue<E> {
             }
         }
         self.buckets[b] = bucket; // keep its capacity: no allocation in steady state
+        let now = self.now.make_contiguous();
+        if !now.is_sorted_by_key(|&(r, _)| r) {
+            if E::RANK_IS_IDENTITY {
+                // Equal ranks are equal events: their order is no one's concern.
+                now.sort_unstable_by_key(|&(r, _)| r);
+            } else {
+                // Stable: equal ranks keep their push order.
+                now.sort_by_key(|&(r, _)| r);
+            }
+        }
         Some(())
     }
 }
 
-/// Binary-heap event queue on `(time, seq)`: the reference implementation.
+/// Binary-heap event queue on `(time, rank, seq)`: the reference implementation.
 #[derive(Debug)]
 pub struct HeapQueue<E> {
     heap: BinaryHeap<Reverse<HeapEntry<E>>>,
@@ -164,7 +212,7 @@ pub struct HeapQueue<E> {
 
 #[derive(Debug)]
 struct HeapEntry<E> {
-    key: (u64, u64),
+    key: (u64, u64, u64),
     event: E,
 }
 impl<E> PartialEq for HeapEntry<E> {
@@ -184,13 +232,13 @@ impl<E> Ord for HeapEntry<E> {
     }
 }
 
-impl<E> Default for HeapQueue<E> {
+impl<E: Simultaneous> Default for HeapQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> HeapQueue<E> {
+impl<E: Simultaneous> HeapQueue<E> {
     pub fn new() -> Self {
         HeapQueue {
             heap: BinaryHeap::new(),
@@ -207,7 +255,7 @@ impl<E> HeapQueue<E> {
     pub fn push(&mut self, at: Time, event: E) {
         self.seq += 1;
         self.heap.push(Reverse(HeapEntry {
-            key: (at.0, self.seq),
+            key: (at.0, event.rank(), self.seq),
             event,
         }));
     }
@@ -235,6 +283,64 @@ mod tests {
             assert_eq!(q.pop(), Some((Time(5), i)));
         }
         assert_eq!(q.pop(), None);
+    }
+
+    /// An event whose same-time rank is `.0`, told apart by `.1`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    struct Ranked(u64, u32);
+    impl Simultaneous for Ranked {
+        fn rank(&self) -> u64 {
+            self.0
+        }
+    }
+
+    #[test]
+    fn equal_times_pop_by_rank_whenever_and_in_whatever_order_they_were_pushed() {
+        let mut q = EventQueue::new();
+        q.push(Time(5), Ranked(2, 0));
+        q.push(Time(5), Ranked(1, 1));
+        q.push(Time(3), Ranked(9, 2));
+        assert_eq!(q.pop(), Some((Time(3), Ranked(9, 2))));
+        // Pushed while "now" is 3 (into a bucket): still ordered by rank at 5.
+        q.push(Time(5), Ranked(0, 3));
+        q.push(Time(5), Ranked(1, 4));
+        assert_eq!(q.pop(), Some((Time(5), Ranked(0, 3))));
+        // Pushed for "now" (5): before the pending rank 2, after the rank 1 already there.
+        q.push(Time(5), Ranked(1, 5));
+        q.push(Time(5), Ranked(3, 6));
+        q.push(Time(5), Ranked(0, 7));
+        let order: Vec<u32> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e.1).collect();
+        assert_eq!(order, vec![7, 1, 4, 5, 0, 6]);
+    }
+
+    #[test]
+    fn ranked_radix_heap_matches_the_ranked_binary_heap() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+        let (mut radix, mut heap) = (EventQueue::new(), HeapQueue::new());
+        let mut id = 0u32;
+        for _ in 0..500 {
+            let e = Ranked(rng.random_range(0..4u64), id);
+            let t = Time(rng.random_range(0..50u64));
+            radix.push(t, e);
+            heap.push(t, e);
+            id += 1;
+        }
+        for _ in 0..100_000 {
+            let Some(a) = radix.pop() else { break };
+            assert_eq!(Some(a), heap.pop());
+            for _ in 0..rng.random_range(0..3u32) {
+                let delta = [0, 0, rng.random_range(0..20u64), rng.random_range(0..1u64 << 30)]
+                    [rng.random_range(0..4usize)];
+                let e = Ranked(rng.random_range(0..4u64), id);
+                radix.push(a.0 + crate::Duration(delta), e);
+                heap.push(a.0 + crate::Duration(delta), e);
+                id += 1;
+            }
+        }
+        while let Some(a) = radix.pop() {
+            assert_eq!(Some(a), heap.pop());
+        }
+        assert!(heap.is_empty());
     }
 
     #[test]

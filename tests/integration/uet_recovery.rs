@@ -35,23 +35,36 @@ fn lossy(cc: &str, size: &str, loss: f64) -> String {
 
 #[test]
 fn losses_found_from_selective_acks_are_resent_without_a_timeout() {
-    // 1 % of frames lost each way: every lost data packet is found by the packets after it
-    // being acknowledged, and the flow runs at about (1 - p) of line rate.
+    // 1 % of frames lost each way, seeds 1-5: lost data packets are found by the packets
+    // after them being acknowledged, so timeouts stay few (only a loss no later packet
+    // reveals, at the flow's tail, waits for one, or for a loss probe under NSCC), and a run
+    // that needed neither runs at about (1 - p) of line rate.
+    let wire = 2_000_000f64.div_euclid(4096.0).ceil() * uet_wire(4096) as f64;
+    let ideal = tx_ns(wire as u64, 100.0) + 3.0 * 1000.0;
     for cc in ["none", "nscc", "rccc"] {
-        let r = run(&lossy(cc, "2MB", 0.01)).remove(0);
-        assert_eq!(r.summary.flows_completed, 1, "{cc}: {}", r.flows[0].status);
-        assert!(r.summary.sack_losses > 0, "{cc}: losses found from SACKs");
+        let mut without_timeout = 0;
+        for seed in 1..=5 {
+            let r = run(&format!("seed = {seed}\n{}", lossy(cc, "2MB", 0.01))).remove(0);
+            let s = &r.summary;
+            assert_eq!(s.flows_completed, 1, "{cc} seed {seed}: {}", r.flows[0].status);
+            assert!(s.sack_losses >= 5, "{cc} seed {seed}: losses found from SACKs");
+            assert!(
+                s.rtos <= 3,
+                "{cc} seed {seed}: {} timeouts; lost data is resent when found",
+                s.rtos
+            );
+            without_timeout += (s.rtos == 0) as u32;
+            if s.rtos == 0 && s.probes == 0 {
+                let fct = r.flows[0].fct_ns.unwrap();
+                assert!(
+                    fct <= 1.2 * ideal / (1.0 - 0.01),
+                    "{cc} seed {seed}: {fct} ns against {ideal} ns at line rate"
+                );
+            }
+        }
         assert!(
-            r.summary.rtos <= 2,
-            "{cc}: {} timeouts; lost data is resent when found, not when the timer fires",
-            r.summary.rtos
-        );
-        let wire = 2_000_000f64.div_euclid(4096.0).ceil() * uet_wire(4096) as f64;
-        let ideal = tx_ns(wire as u64, 100.0) + 3.0 * 1000.0;
-        assert!(
-            r.flows[0].fct_ns.unwrap() <= 1.2 * ideal / (1.0 - 0.01),
-            "{cc}: {} ns against {ideal} ns at line rate",
-            r.flows[0].fct_ns.unwrap()
+            without_timeout >= 2,
+            "{cc}: {without_timeout} of 5 runs without a timeout"
         );
     }
 }
@@ -86,14 +99,11 @@ fn on_a_short_lossy_cable_nscc_finds_a_lost_tail_with_a_probe_not_a_timeout() {
     // behind it, so the missing packet is resent at once, not after the timeout.
     let wire = 2_000_000f64.div_euclid(4096.0).ceil() * uet_wire(4096) as f64;
     let ideal = tx_ns(wire as u64, 100.0) / (1.0 - 0.01);
-    let mut rtos_without = 0;
+    let (mut rtos_without, mut probe_losses) = (0, 0);
     for seed in 1..=5 {
         let r = run(&short_lossy_cable(seed, true)).remove(0);
         let fct = r.flows[0].fct_ns.unwrap();
-        assert!(
-            r.summary.probes > 0 && r.summary.probe_losses > 0,
-            "seed {seed}: probes found losses"
-        );
+        probe_losses += r.summary.probe_losses;
         assert!(r.summary.rtos <= 2, "seed {seed}: {} timeouts", r.summary.rtos);
         assert!(
             fct <= 1.2 * ideal,
@@ -103,6 +113,10 @@ fn on_a_short_lossy_cable_nscc_finds_a_lost_tail_with_a_probe_not_a_timeout() {
         assert_eq!(r.summary.probes, 0, "loss_probes = false sends none");
         rtos_without += r.summary.rtos;
     }
+    assert!(
+        probe_losses >= 5,
+        "probes found {probe_losses} losses over five seeds"
+    );
     assert!(
         rtos_without > 10,
         "without probes the tail losses wait for the timer: {rtos_without}"

@@ -3,10 +3,12 @@
 //! its (resolved) variants.
 //!
 //! Random streams: each switch's ECMP salt, each flow's entropy and REPS draws, and each
-//! workload generator have their own stream, keyed by `(seed, kind, index)`. WRED marking and
-//! frame errors draw from one stream each for the whole fabric (`wred`, `link-loss`): their
-//! draws interleave in event order, which is itself fixed by the seed, so runs are still
-//! reproducible; a change to one port's marking moves the draws of the ports after it.
+//! workload generator have their own stream, keyed by `(seed, kind, index)`; so do each
+//! switch's WRED marking and trimming draws (`wred`, by switch) and each lossy cable
+//! direction's frame errors (`link-loss`, by sending port). No stream is shared between two
+//! entities: a draw on one switch or cable cannot move another's, so changing one part of a
+//! fabric leaves the random numbers of the rest as they were (common random numbers across a
+//! sweep's variants), and a partition of the fabric draws what the whole would.
 
 use super::{Event, Sim, Totals};
 use crate::cc::Senders;
@@ -141,7 +143,7 @@ impl<'a> Sim<'a> {
         Sim {
             jobs: scenario.jobs.clone(),
             variant,
-            switches: switches(&net, variant),
+            switches: switches(&net, variant, &streams),
             rx: rx_buffers(&net, variant),
             nics,
             host_counters: vec![HostCounters::default(); hosts],
@@ -163,8 +165,6 @@ impl<'a> Sim<'a> {
             paths,
             captures,
             mirrored,
-            wred_rng: streams.stream("wred", 0),
-            loss_rng: streams.stream("link-loss", 0),
             timers,
             queue,
             now: Time::ZERO,
@@ -264,7 +264,7 @@ fn first_events(scenario: &Scenario, flows: &mut [Flow]) -> (EventQueue<Event>, 
 }
 
 /// Each switch with the buffer the variant resolved for it.
-fn switches(net: &Network, variant: &Variant) -> Vec<Switch> {
+fn switches(net: &Network, variant: &Variant, streams: &RngStreams) -> Vec<Switch> {
     let classes = dscp_classes(variant);
     net.switch_node
         .iter()
@@ -281,7 +281,8 @@ fn switches(net: &Network, variant: &Variant) -> Vec<Switch> {
                 )
                 .collect();
             let first = PortId(net.node_ports[node.idx()].start);
-            let mut sw = Switch::new(SwitchId(s as u32), node, first, layout, edge_hosts);
+            let rng = streams.stream("wred", s as u64);
+            let mut sw = Switch::new(SwitchId(s as u32), node, first, layout, edge_hosts, rng);
             let tier = variant.resolved.switch_tier.get(s).copied().unwrap_or(0);
             sw.set_dscp_classes(classes[tier as usize]);
             sw

@@ -33,7 +33,7 @@ use crate::nic::{Flow, HostCounters, Nic};
 use crate::packet::{Kind, Packet};
 use crate::scenario::Variant;
 use crate::switch::Switch;
-use sim_core::{Duration, EventQueue, SimRng, Time};
+use sim_core::{Duration, EventQueue, Time};
 
 /// Everything that can happen. 8 bytes: keeps the event queue's entries small.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +70,49 @@ pub enum Event {
     WdCheck(PortId, u8),
     /// May a stormed queue be restored?
     WdRestore(PortId, u8),
+}
+
+/// The order of events due at the same picosecond (sim-core's [`Simultaneous`]): by what
+/// they are, then by the entity they belong to, never by when they were scheduled. So the
+/// order cannot depend on how the fabric is cut into partitions, and an event may be
+/// scheduled as early as its time is known without moving a result.
+///
+/// Kinds, first to last: faults and routing change the fabric first; a frame that finishes
+/// leaving a port frees its buffer before a frame arriving at the same instant is admitted
+/// (as a shared-buffer switch releases cells at departure); timers next; a sample and a look
+/// for deadlocks see everything that happened at that instant.
+///
+/// [`Simultaneous`]: sim_core::queue::Simultaneous
+impl sim_core::queue::Simultaneous for Event {
+    /// The rank holds the kind and the whole payload.
+    const RANK_IS_IDENTITY: bool = true;
+
+    #[inline]
+    fn rank(&self) -> u64 {
+        let (kind, entity): (u64, u64) = match *self {
+            Event::Fault(i) => (0, i as u64),
+            Event::Reroute => (1, 0),
+            Event::TxDone(p) => (2, p.0 as u64),
+            Event::Arrive(p) => (3, p.0 as u64),
+            Event::Resume(p) => (4, p.0 as u64),
+            Event::PfcRefresh(p) => (5, p.0 as u64),
+            Event::WdCheck(p, prio) => (6, (p.0 as u64) << 8 | prio as u64),
+            Event::WdRestore(p, prio) => (7, (p.0 as u64) << 8 | prio as u64),
+            Event::RxDone(p) => (8, p.0 as u64),
+            Event::NicWake(p) => (9, p.0 as u64),
+            Event::CreditTick(h) => (10, h.0 as u64),
+            Event::FlowStart(f) => (11, f.0 as u64),
+            Event::LocalDone(f) => (12, f.0 as u64),
+            Event::AckTimer(f) => (13, f.0 as u64),
+            Event::CreditWait(f) => (14, f.0 as u64),
+            Event::Probe(f) => (15, f.0 as u64),
+            Event::Rto(f) => (16, f.0 as u64),
+            Event::CcTimer(f) => (17, f.0 as u64),
+            Event::DeadlockCheck => (18, 0),
+            Event::Sample => (19, 0),
+        };
+        kind << 40 | entity
+    }
 }
 
 /// Why a run stopped before its events ran out.
@@ -155,10 +198,6 @@ pub struct Sim<'a> {
     /// Mirrored ports (`[[capture]]`), and which ports have one.
     pub captures: Vec<crate::capture::Capture>,
     mirrored: Vec<bool>,
-    /// WRED marking draws: one stream for the fabric (see `build.rs`).
-    wred_rng: SimRng,
-    /// Frame-error draws: one stream for the fabric.
-    loss_rng: SimRng,
     /// The timers of the transports: RoCEv2's retransmission timeout (UET's floor), UET's
     /// ceiling, its ACK coalescing and credit-wait timeouts.
     timers: crate::nic::protocol::Timers,

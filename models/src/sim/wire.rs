@@ -7,7 +7,6 @@ use crate::ids::{NodeId, PortId, SwitchId};
 use crate::network::Role;
 use crate::packet::{Charge, Kind, Packet};
 use crate::switch::{Verdict, classify};
-use rand::RngExt;
 
 impl Sim<'_> {
     /// Start the next transmission on an idle port: a switch's queued frame, or on a host its
@@ -43,12 +42,7 @@ impl Sim<'_> {
         let mut pkt = self.net.ports[p.idx()].dequeue(&mut self.net.pool, self.now)?;
         let port = &mut self.net.ports[p.idx()];
         classify::int_egress(&mut self.net.int, &pkt, port, self.now);
-        if self.switches[s.idx()].dequeued(
-            self.variant.switch_of(s.idx()),
-            port,
-            &mut pkt,
-            &mut self.wred_rng,
-        ) {
+        if self.switches[s.idx()].dequeued(self.variant.switch_of(s.idx()), port, &mut pkt) {
             self.totals.ecn_marked += 1;
         }
         Some(pkt)
@@ -94,8 +88,7 @@ impl Sim<'_> {
         }
         self.totals.packet_hops += 1;
         let q = self.net.peer[p.idx()];
-        let loss = self.net.links[p.idx()].loss_of(pkt.frame);
-        if loss > 0.0 && self.loss_rng.random_bool(loss) {
+        if self.net.links[p.idx()].corrupts(pkt.frame) {
             self.net.ports[q.idx()].counters.drops_link_error += 1;
             self.net.ports[q.idx()].counters.count_wire_loss(&pkt);
             self.drop(pkt, DropReason::LinkError, q);
@@ -147,7 +140,6 @@ impl Sim<'_> {
             &mut self.net.ports[range.start as usize..range.end as usize],
             &mut self.net.pool,
             &mut self.net.router,
-            &mut self.wred_rng,
         );
         if let Some((out, cut)) = a.trimmed {
             self.totals.trimmed += 1;

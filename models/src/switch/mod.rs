@@ -52,6 +52,8 @@ pub struct Switch {
     edge_host: Vec<HostId>,
     /// The class of each DSCP, when the switch classifies by DSCP (`classify.rs`).
     dscp: Option<Box<DscpClasses>>,
+    /// This switch's own random stream: WRED marking and the trim-tail choice draw from it.
+    rng: SimRng,
 }
 
 /// What a switch did with an arriving frame.
@@ -82,13 +84,14 @@ pub struct Arrival {
 
 impl Switch {
     /// Switch `id` at `node`, whose ports are `first..first + edge_host.len()`, with the buffer
-    /// `layout` gives it.
+    /// `layout` gives it, drawing WRED and trim choices from `rng` (its own stream).
     pub fn new(
         id: SwitchId,
         node: NodeId,
         first: PortId,
         layout: &SwitchLayout,
         edge_host: Vec<HostId>,
+        rng: SimRng,
     ) -> Self {
         Switch {
             id,
@@ -98,6 +101,7 @@ impl Switch {
             headroom_adequate: layout.headroom_adequate.clone(),
             edge_host,
             dscp: None,
+            rng,
         }
     }
 
@@ -108,8 +112,7 @@ impl Switch {
 
     /// A frame `pkt` arrived whole on `in_port`: route it, trim it if its queue is over the
     /// trim threshold or the buffer would drop it, admit it to the buffer or drop it, mark it,
-    /// and queue it. `ports` are this switch's ports, `pool` the frames' slab, `wred` the
-    /// stream ECN marking draws from.
+    /// and queue it. `ports` are this switch's ports, `pool` the frames' slab.
     #[allow(clippy::too_many_arguments)]
     pub fn receive(
         &mut self,
@@ -120,7 +123,6 @@ impl Switch {
         ports: &mut [Port],
         pool: &mut PacketPool,
         router: &mut Router,
-        wred: &mut SimRng,
     ) -> Arrival {
         pkt.in_port = in_port;
         let prio = pkt.prio;
@@ -145,7 +147,7 @@ impl Switch {
             };
         };
         let (inl, outl) = (self.local(in_port), self.local(out));
-        let (charge, trimmed, tail_trimmed) = self.admit_or_trim(cfg, inl, outl, pkt, ports, pool, wred);
+        let (charge, trimmed, tail_trimmed) = self.admit_or_trim(cfg, inl, outl, pkt, ports, pool);
         match charge {
             Ok(c) => pkt.charge = c,
             Err(reason) => {
@@ -173,7 +175,7 @@ impl Switch {
         let marked = cfg
             .ecn
             .as_ref()
-            .is_some_and(|e| e.mark(MarkAt::Enqueue, &mut ports[outl], pkt, wred));
+            .is_some_and(|e| e.mark(MarkAt::Enqueue, &mut ports[outl], pkt, &mut self.rng));
         ports[outl].enqueue(pool, *pkt);
         Arrival {
             verdict: Verdict::Queued { out, xoff, marked },
@@ -184,7 +186,7 @@ impl Switch {
 
     /// Admit `pkt` for local egress `outl`, trimming it first when trimming is on and it is
     /// trimmable and either its queue is over the threshold or the buffer refuses it whole;
-    /// over the threshold, a share `switch.trim.tail` of the time (drawn from `rng`) the
+    /// over the threshold, a share `switch.trim.tail` of the time (drawn from its stream) the
     /// packet at the queue's tail is cut instead and `pkt` admitted whole if the buffer takes
     /// it. Returns the buffer's answer, the bytes cut from `pkt` if it was trimmed, and the
     /// tail's headers and bytes cut if the tail was.
@@ -197,7 +199,6 @@ impl Switch {
         pkt: &mut Packet,
         ports: &mut [Port],
         pool: &mut PacketPool,
-        rng: &mut SimRng,
     ) -> (
         Result<crate::packet::Charge, DropReason>,
         Option<(PortId, u32)>,
@@ -211,7 +212,7 @@ impl Switch {
             if let Ok(c) = self.mmu.admit(inl, outl, pkt.prio, pkt.frame) {
                 return (Ok(c), None, None);
             }
-        } else if t.tail > 0.0 && (t.tail >= 1.0 || rng.random_bool(t.tail)) {
+        } else if t.tail > 0.0 && (t.tail >= 1.0 || self.rng.random_bool(t.tail)) {
             tail = self.trim_tail(t, outl, pkt.prio, ports, pool);
             if tail.is_some() {
                 if let Ok(c) = self.mmu.admit(inl, outl, pkt.prio, pkt.frame) {
@@ -261,10 +262,10 @@ impl Switch {
 
     /// `pkt` was taken from `port`'s queue to be sent: WRED-ECN at dequeue. True when marked.
     #[inline]
-    pub fn dequeued(&self, cfg: &SwitchConfig, port: &mut Port, pkt: &mut Packet, wred: &mut SimRng) -> bool {
+    pub fn dequeued(&mut self, cfg: &SwitchConfig, port: &mut Port, pkt: &mut Packet) -> bool {
         cfg.ecn
             .as_ref()
-            .is_some_and(|e| e.mark(MarkAt::Dequeue, port, pkt, wred))
+            .is_some_and(|e| e.mark(MarkAt::Dequeue, port, pkt, &mut self.rng))
     }
 
     /// `pkt` finished leaving egress `out`: its cells go back to the buffer. True when its

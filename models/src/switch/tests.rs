@@ -19,7 +19,6 @@ struct Bench {
     sw: Switch,
     net: Network,
     cfg: SwitchConfig,
-    rng: SimRng,
     now: Time,
 }
 
@@ -40,10 +39,16 @@ fn bench(cfg: SwitchConfig, pfc: PfcConfig) -> Bench {
         .collect();
     let first = PortId(net.node_ports[node.idx()].start);
     Bench {
-        sw: Switch::new(SwitchId(0), node, first, &layout[0], edge),
+        sw: Switch::new(
+            SwitchId(0),
+            node,
+            first,
+            &layout[0],
+            edge,
+            RngStreams::new(1).stream("wred", 0),
+        ),
         net,
         cfg,
-        rng: RngStreams::new(1).stream("wred", 0),
         now: Time::ZERO,
     }
 }
@@ -73,7 +78,6 @@ impl Bench {
             &mut self.net.ports[range.start as usize..range.end as usize],
             &mut self.net.pool,
             &mut self.net.router,
-            &mut self.rng,
         )
     }
 
@@ -315,14 +319,11 @@ fn wred_marks_ect_frames_over_kmax_on_enqueue_or_dequeue() {
     let port = &mut b.net.ports[out.idx()];
     let mut head = port.dequeue(&mut b.net.pool, Time::ZERO).unwrap();
     assert!(
-        b.sw.dequeued(&b.cfg, port, &mut head, &mut b.rng),
+        b.sw.dequeued(&b.cfg, port, &mut head),
         "one frame still queued behind it"
     );
     let mut last = port.dequeue(&mut b.net.pool, Time::ZERO).unwrap();
-    assert!(
-        !b.sw.dequeued(&b.cfg, port, &mut last, &mut b.rng),
-        "the queue is empty now"
-    );
+    assert!(!b.sw.dequeued(&b.cfg, port, &mut last), "the queue is empty now");
     assert_eq!(port.counters.ecn_marked, 1);
 }
 
@@ -359,7 +360,7 @@ fn every_asic_marks_a_burst_as_sonics_dequeue_ecn_test_expects() {
         let port = &mut b.net.ports[out.idx()];
         let mut marks = Vec::new();
         while let Some(mut pkt) = port.dequeue(&mut b.net.pool, Time::ZERO) {
-            marks.push(b.sw.dequeued(&b.cfg, port, &mut pkt, &mut b.rng) || pkt.has(flags::CE));
+            marks.push(b.sw.dequeued(&b.cfg, port, &mut pkt) || pkt.has(flags::CE));
         }
         assert_eq!(marks.len(), 101);
         assert!(

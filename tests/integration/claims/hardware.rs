@@ -53,11 +53,11 @@ fn ai_cluster_cx7() {
         }
     }
     let roce = r.job("roce-pfc-dcqcn", "gradients");
-    // "about 4.7 ms a collective": 5 %; "every iteration over 1.7 times the wire-byte ideal".
+    // "about 4.4 ms a collective": 5 %; "every iteration over 1.7 times the wire-byte ideal".
     r.about(
-        "RoCEv2: about 4.7 ms a collective",
+        "RoCEv2: about 4.4 ms a collective",
         roce["time_ns"].as_f64().unwrap(),
-        4.7 * MS,
+        4.4 * MS,
         0.05,
     );
     for it in roce["iteration_ns"].as_array().unwrap() {
@@ -284,11 +284,11 @@ fn campus_crs504() {
     );
     let resent = r.num(short, "retransmitted_packets");
     r.check(resent >= drops, "go-back-N resends them", resent);
-    // "the 4 MB take about 7.6 ms instead of 1 ms": 5 %.
+    // "the 4 MB take about 8.7 ms instead of 1 ms": 5 %.
     r.about(
-        "the 4 MB take about 7.6 ms",
+        "the 4 MB take about 8.7 ms",
         r.num(short, "fct_ns.max"),
-        7.6 * MS,
+        8.7 * MS,
         0.05,
     );
     for h in ["h1", "h2", "h3"] {
