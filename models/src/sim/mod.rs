@@ -17,6 +17,7 @@
 
 mod build;
 mod host;
+pub mod parallelism;
 mod pfc;
 mod pfc_watch;
 mod pfc_wd;
@@ -245,7 +246,15 @@ impl Sim<'_> {
     /// the caller decides how often to redraw). `progress` returns false to stop the run there
     /// (it is then marked interrupted).
     pub fn run_with_progress(&mut self, progress: impl FnMut(&Progress) -> bool) {
-        self.advance(None, progress);
+        self.advance(None, progress, |_, _, _| {});
+        self.totals.end_time = self.now;
+        self.close_pauses();
+    }
+
+    /// Run to the end, showing `observe` each event before it is handled (a measurement's
+    /// hook: `parallelism.rs`).
+    pub fn run_observed(&mut self, observe: impl FnMut(&Self, Time, Event)) {
+        self.advance(None, |_| true, observe);
         self.totals.end_time = self.now;
         self.close_pauses();
     }
@@ -253,13 +262,18 @@ impl Sim<'_> {
     /// Run the events up to and including `until`, then stop, the run still open: a caller
     /// can look at the state there and go on with `run`.
     pub fn run_until(&mut self, until: Time) {
-        self.advance(Some(until), |_| true);
+        self.advance(Some(until), |_| true, |_, _, _| {});
     }
 
     /// The event loop. Once every flow has finished only the packets still moving matter:
     /// idle timers (retransmission, rate increase, samples, refreshes) neither run nor stretch
     /// the run, and a run with nothing left to deliver is never stopped by a limit.
-    fn advance(&mut self, until: Option<Time>, mut progress: impl FnMut(&Progress) -> bool) {
+    fn advance(
+        &mut self,
+        until: Option<Time>,
+        mut progress: impl FnMut(&Progress) -> bool,
+        mut observe: impl FnMut(&Self, Time, Event),
+    ) {
         let limits = &self.variant.limits;
         let max_time = Time::ZERO + limits.time();
         let max_events = limits.events();
@@ -313,6 +327,7 @@ impl Sim<'_> {
             }
             self.now = t;
             self.totals.events += 1;
+            observe(self, t, ev);
             self.handle(ev);
             if self.stopped.is_some() {
                 break;
