@@ -72,9 +72,7 @@ impl Sim<'_> {
         };
         let range = self.net.node_ports[node.idx()].clone();
         let ports = &self.net.ports[range.start as usize..range.end as usize];
-        // Every XOFF sends a PFC frame: before the first, no ingress can be in XOFF.
-        let xoff_seen = self.totals.pfc_frames > 0;
-        if self.switches[s.idx()].departed(out, pkt, ports, xoff_seen) {
+        if self.switches[s.idx()].departed(out, pkt, ports) {
             self.xon(pkt.in_port, pkt.prio);
         }
     }
