@@ -293,7 +293,7 @@ fn roce(pkt: &Packet, out: &mut Vec<u8>) {
             bth(out, op::CNP, true, req, false, 0);
             out.extend_from_slice(&[0u8; 16]);
         }
-        Kind::Credit | Kind::Pause | Kind::Probe => {}
+        Kind::Credit | Kind::Pause | Kind::Probe | Kind::LlrCtl => {}
     }
 }
 
@@ -368,7 +368,7 @@ fn uet(pkt: &Packet, forward: bool, out: &mut Vec<u8>) {
             out.extend_from_slice(&pdc.to_be_bytes());
             out.extend_from_slice(&pdc.to_be_bytes());
         }
-        Kind::Cnp | Kind::Pause => {}
+        Kind::Cnp | Kind::Pause | Kind::LlrCtl => {}
     }
 }
 

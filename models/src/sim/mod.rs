@@ -12,11 +12,13 @@
 //! `RxDone` (the host took a frame from a NIC receive buffer), `CreditTick` (an RCCC pacer may
 //! grant), `AckTimer` (a UET receiver's ACK coalescing timer), `CreditWait` (a UET sender
 //! waited for credit), `Fault`, `Reroute`, `Sample` and `DeadlockCheck` (a look for cyclic pause
-//! dependencies while ports are paused; `pfc_watch.rs`). A busy port has exactly one pending
+//! dependencies while ports are paused; `pfc_watch.rs`), `LlrTimer` (a link level retry replay
+//! timer; `llr.rs`). A busy port has exactly one pending
 //! `TxDone`, a busy link one `Arrive`.
 
 mod build;
 mod host;
+mod llr;
 mod pfc;
 mod pfc_watch;
 mod pfc_wd;
@@ -70,6 +72,8 @@ pub enum Event {
     WdCheck(PortId, u8),
     /// May a stormed queue be restored?
     WdRestore(PortId, u8),
+    /// The link level retry replay timer of the cable leaving `port` (`crate::llr`).
+    LlrTimer(PortId),
 }
 
 /// Why a run stopped before its events ran out.
@@ -117,6 +121,13 @@ pub struct Totals {
     pub lossless_drops_adequate: u64,
     /// Events popped with a time earlier than the previous one (must stay 0).
     pub causality_violations: u64,
+    /// Link level retry: copies its replay buffers put back into the fabric (replays, and
+    /// frames a flush gave up, handed to the drops), and frames its receivers discarded
+    /// (their senders still held them), with their frame bytes.
+    pub llr_copies: u64,
+    pub llr_copy_bytes: u64,
+    pub llr_discarded: u64,
+    pub llr_discarded_bytes: u64,
     pub end_time: Time,
 }
 
@@ -253,7 +264,11 @@ impl Sim<'_> {
             if done
                 && !matches!(
                     ev,
-                    Event::TxDone(_) | Event::Arrive(_) | Event::Resume(_) | Event::RxDone(_)
+                    Event::TxDone(_)
+                        | Event::Arrive(_)
+                        | Event::Resume(_)
+                        | Event::RxDone(_)
+                        | Event::LlrTimer(_)
                 )
             {
                 continue;
@@ -321,6 +336,7 @@ impl Sim<'_> {
             Event::LocalDone(f) => self.on_local_done(f),
             Event::WdCheck(p, prio) => self.on_wd_check(p, prio),
             Event::WdRestore(p, prio) => self.on_wd_restore(p, prio),
+            Event::LlrTimer(p) => self.on_llr_timer(p),
         }
     }
 
@@ -491,12 +507,40 @@ impl Sim<'_> {
 
     /// Packets inside the fabric that carry an INT stack.
     pub fn int_in_flight(&self) -> usize {
-        self.in_fabric().filter(|p| self.carries_int(p)).count()
+        if self.net.llr.is_empty() {
+            return self.in_fabric().filter(|p| self.carries_int(p)).count();
+        }
+        // Link level retry: a frame's copy may be on the wire and in its sender's buffer at
+        // once, or only in the buffer (discarded, awaiting its replay): count stacks once.
+        let buffered = self.net.llr.iter().flatten().flat_map(|l| l.unaccepted());
+        let refs: std::collections::HashSet<_> = self
+            .in_fabric()
+            .chain(buffered)
+            .filter(|p| self.carries_int(p))
+            .map(|p| p.int_ref())
+            .collect();
+        refs.len()
+    }
+
+    /// LLR ordered sets queued or on the wire (in the packet pool, but not packets).
+    pub fn llr_ctl_in_fabric(&self) -> u64 {
+        self.in_fabric().filter(|p| p.kind == Kind::LlrCtl).count() as u64
+    }
+
+    /// Frames LLR ports hold until their replay buffer has room (outside the packet pool).
+    pub fn llr_staged(&self) -> u64 {
+        self.net
+            .llr
+            .iter()
+            .flatten()
+            .filter(|l| l.staged.is_some())
+            .count() as u64
     }
 
     /// Packets and frame bytes still inside the fabric (queued, serializing, on a wire).
     pub fn in_flight(&self) -> (u64, u64) {
         self.in_fabric()
+            .filter(|p| p.kind != Kind::LlrCtl)
             .fold((0, 0), |(n, b), p| (n + 1, b + p.frame as u64))
     }
 
@@ -507,6 +551,7 @@ impl Sim<'_> {
         let rx = self.rx.iter().flatten().flat_map(|b| b.drain.held(pool));
         let held = self.net.ports.iter().flat_map(|p| p.held(pool)).chain(rx);
         let flying = self.net.links.iter().flat_map(|l| l.in_flight(pool));
-        held.chain(flying)
+        let staged = self.net.llr.iter().flatten().filter_map(|l| l.staged.as_ref());
+        held.chain(flying).chain(staged)
     }
 }
