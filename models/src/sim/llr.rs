@@ -21,6 +21,10 @@ impl Sim<'_> {
         if let Some(pkt) = self.net.ports[p.idx()].dequeue_control(&mut self.net.pool) {
             return Some(pkt);
         }
+        if !self.net.port_up[p.idx()] {
+            // No carrier, no LLR: what a switch still sends is lost with the cable.
+            return self.next_frame(p);
+        }
         let now = self.now;
         let l = self.net.llr[p.idx()].as_mut().expect("an LLR port");
         if let Some(pkt) = l.next_replay() {
@@ -152,7 +156,7 @@ impl Sim<'_> {
 
     fn llr_act(&mut self, p: PortId, a: crate::llr::TxAction) {
         if a.flush {
-            self.llr_flush(p);
+            self.llr_flush(p, DropReason::LinkError);
         }
         self.llr_arm(p);
         if a.wake {
@@ -161,8 +165,8 @@ impl Sim<'_> {
     }
 
     /// Port `p`'s sender gives up its buffer: the frames its receiver never accepted are lost
-    /// end to end (each a copy handed back, then dropped).
-    pub(super) fn llr_flush(&mut self, p: PortId) {
+    /// end to end (each a copy handed back, then dropped for `reason`).
+    pub(super) fn llr_flush(&mut self, p: PortId, reason: DropReason) {
         let lost: Vec<Packet> = self.net.llr[p.idx()]
             .as_mut()
             .expect("an LLR port")
@@ -171,7 +175,7 @@ impl Sim<'_> {
         for pkt in lost {
             self.totals.llr_copies += 1;
             self.totals.llr_copy_bytes += pkt.frame as u64;
-            self.drop(pkt, DropReason::LinkError, p);
+            self.drop(pkt, reason, p);
         }
     }
 

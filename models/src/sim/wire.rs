@@ -267,7 +267,7 @@ impl Sim<'_> {
                     // LLR loses its buffers with the cable (PCS_LOST_TIMEOUT, taken as zero).
                     for end in [p, q] {
                         if self.llr_port(end) {
-                            self.llr_flush(end);
+                            self.llr_flush(end, DropReason::LinkDown);
                         }
                     }
                 }
