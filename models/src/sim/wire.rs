@@ -24,9 +24,7 @@ impl Sim<'_> {
         let Some(pkt) = next else {
             return;
         };
-        if pkt.kind != Kind::LlrCtl {
-            self.mirror(p, true, &pkt);
-        }
+        self.mirror(p, true, &pkt);
         let d = self.net.ports[p.idx()].begin_tx(pkt, self.now);
         self.schedule(self.now + d, Event::TxDone(p));
     }
@@ -126,6 +124,9 @@ impl Sim<'_> {
             let seq = l.wire.pop_front().unwrap_or(crate::llr::NONE);
             if pkt.kind == Kind::LlrCtl {
                 // An ordered set, not a frame: no port or total counts it.
+                if !bad {
+                    self.mirror(q, false, &pkt);
+                }
                 return self.on_llr_ctl(q, &pkt, bad);
             }
             if seq != crate::llr::NONE {
