@@ -209,7 +209,8 @@ impl Sim<'_> {
             | Event::NicWake(p)
             | Event::RxDone(p)
             | Event::WdCheck(p, _)
-            | Event::WdRestore(p, _) => net.port_node[p.idx()],
+            | Event::WdRestore(p, _)
+            | Event::LlrTimer(p) => net.port_node[p.idx()],
             Event::Arrive(p) => net.port_node[net.peer[p.idx()].idx()],
             Event::FlowStart(f)
             | Event::Rto(f)
