@@ -4,6 +4,7 @@
 //!
 //!     cargo bench --bench parallelism -- benches/p8192-uec.toml 2 8 16 64
 //!
+//! (without arguments: benches/p128-uec.toml at 2, 8, 16 and 64 partitions)
 //! For each count: the lookahead (the least time across a cut cable), the cut cables, the
 //! synchronisation windows, the events per window, how unevenly the partitions are loaded,
 //! the bound on the speedup (barriers free), and the speedup projected with a barrier costing
@@ -20,12 +21,11 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
-    let Some(file) = args.first() else {
-        eprintln!("usage: cargo bench --bench parallelism -- SCENARIO.toml [PARTS...]");
-        std::process::exit(2);
-    };
-    let parts: Vec<usize> = match args[1..].iter().map(|a| a.parse()).collect() {
-        Ok(p) if !args[1..].is_empty() => p,
+    // Without a scenario (as `cargo test --all-targets` runs it): the smallest bench.
+    let file = args.first().map_or("benches/p128-uec.toml", |f| f.as_str());
+    let counts = args.get(1..).unwrap_or_default();
+    let parts: Vec<usize> = match counts.iter().map(|a| a.parse()).collect() {
+        Ok(p) if !counts.is_empty() => p,
         Ok(_) => vec![2, 8, 16, 64],
         Err(e) => {
             eprintln!("partition counts: {e}");
