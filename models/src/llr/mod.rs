@@ -3,18 +3,18 @@
 //!
 //! The UE 1.0 specification's own text (its link layer chapter, section 5.1) is not readable
 //! from here; this model follows the public descriptions of it, each cited where it is used:
-//! - [SAI] the SAI proposal "Link Layer Retry (LLR)" by the UEC management working group
+//! - \[SAI\] the SAI proposal "Link Layer Retry (LLR)" by the UEC management working group
 //!   (opencomputeproject/SAI, `doc/LLR/SAI-Link_Layer_Retry.md`, SAI 1.18): sequence numbers in
 //!   the preamble, cumulative LLR_ACKs and LLR_NACKs in control ordered sets (CtlOS), go-back-N
 //!   replay, the replay timer, `REPLAY_COUNT_MAX`, the FLUSH state, the port profile
 //!   (`OUTSTANDING_FRAMES_MAX`, `OUTSTANDING_BYTES_MAX`, `CTLOS_TARGET_SPACING` 2048 B) and the
 //!   `SAI_PORT_STAT_LLR_*` counters this model names its own after.
-//! - [HLD] SONiC's "Link Layer Retry" design (sonic-net/SONiC `doc/llr/Link_Layer_Retry_Design.md`)
+//! - \[HLD\] SONiC's "Link Layer Retry" design (sonic-net/SONiC `doc/llr/Link_Layer_Retry_Design.md`)
 //!   and its `llr_profile_lookup.ini.sample`: profile values per speed and cable (200G, 5 m:
 //!   61 frames, 31,184 B, replay timer 5,000 ns, 3 replays).
-//! - [TP] SONiC's LLR test plan (`LLR_Testplan.md`): NACKs and replays go on while PFC pauses
+//! - \[TP\] SONiC's LLR test plan (`LLR_Testplan.md`): NACKs and replays go on while PFC pauses
 //!   new frames; ACK and NACK counters; replays bounded by the replay count.
-//! - [OS] A UE link-format data model (packet taxonomy "UE+ Link Layer Formats", citing UE 1.0.1
+//! - \[OS\] A UE link-format data model (packet taxonomy "UE+ Link Layer Formats", citing UE 1.0.1
 //!   section 5.1.4, tables 5-7 and 5-8): LLR_ACK and LLR_NACK are 8 B 64b/66b control blocks
 //!   carrying a 20-bit sequence number.
 //! - The UE overview paper (Hoefler et al., "Ultra Ethernet's Design Principles and
@@ -22,14 +22,14 @@
 //!   uncorrectable frames, below UET's end-to-end recovery.
 //!
 //! What the model does, per frame: a frame the sender puts on an LLR cable gets the next link
-//! sequence number and a copy in the replay buffer (bounded in frames and bytes [SAI]; a full
+//! sequence number and a copy in the replay buffer (bounded in frames and bytes \[SAI\]; a full
 //! buffer holds new frames back until an ACK frees room: inferred, `docs/link-layer.md`). The
 //! receiver accepts the expected number with a good FCS and acknowledges cumulatively; a bad
 //! FCS or a gap sends one LLR_NACK carrying the last good number, after which the receiver
-//! discards everything until the expected number comes back [SAI]. The sender replays every
+//! discards everything until the expected number comes back \[SAI\]. The sender replays every
 //! frame after the NACKed number (go-back-N [SAI, HLD]); the replay timer replays the whole
-//! buffer when no ACK or NACK made progress [SAI]. More than `replay_count` replays in a row
-//! flush the buffer: those frames are lost end to end, and LLR starts over [SAI].
+//! buffer when no ACK or NACK made progress \[SAI\]. More than `replay_count` replays in a row
+//! flush the buffer: those frames are lost end to end, and LLR starts over \[SAI\].
 //!
 //! The hub (`sim/llr.rs`) puts the frames and ordered sets on the wire; this file decides.
 
@@ -38,21 +38,21 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use sim_core::{BitRate, Bytes, Duration, Time};
 use std::collections::VecDeque;
 
-/// The replay buffer's default depth in time at the line rate: [HLD]'s sample profiles hold
+/// The replay buffer's default depth in time at the line rate: \[HLD\]'s sample profiles hold
 /// 1.18 to 1.25 us of the line rate on a 5 m cable (31,184 B at 200G, 58,768 B at 400G).
 pub const BUFFER_TIME: Duration = Duration::from_ns(1_200);
-/// Bytes per frame the default frame limit allows: [HLD]'s samples give one frame per 511 B
+/// Bytes per frame the default frame limit allows: \[HLD\]'s samples give one frame per 511 B
 /// (61 frames for 31,184 B; 115 for 58,768 B; 264 for 135,000 B).
 pub const BYTES_PER_FRAME: u64 = 512;
-/// The replay timer of [HLD]'s sample profiles: 5,000 ns (5,500 ns on 40 m cables).
+/// The replay timer of \[HLD\]'s sample profiles: 5,000 ns (5,500 ns on 40 m cables).
 pub const REPLAY_TIMER: Duration = Duration::from_ns(5_000);
-/// Replays in a row before the sender flushes, as [HLD]'s samples set it (SAI's default is 1).
+/// Replays in a row before the sender flushes, as \[HLD\]'s samples set it (SAI's default is 1).
 pub const REPLAY_COUNT: u32 = 3;
 /// Bytes of received frames between two LLR_ACKs: SAI's `CTLOS_TARGET_SPACING` default.
 pub const ACK_SPACING: u32 = 2_048;
-/// Most replay timer [HLD] allows: 65,535 ns.
+/// Most replay timer \[HLD\] allows: 65,535 ns.
 const MAX_REPLAY_TIMER: Duration = Duration::from_ns(65_535);
-/// Most frames [HLD] allows outstanding (524,288).
+/// Most frames \[HLD\] allows outstanding (524,288).
 const MAX_FRAMES: u32 = 524_288;
 
 /// `llr` on a cable as written: `true`, `[true, false]` (each end's own), or a table of
@@ -64,7 +64,7 @@ pub struct LlrCable {
     pub settings: LlrSettings,
 }
 
-/// An LLR profile's settings, as SONiC's `LLR_PROFILE` names them [HLD]; unset: the defaults.
+/// An LLR profile's settings, as SONiC's `LLR_PROFILE` names them \[HLD\]; unset: the defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LlrSettings {
@@ -139,7 +139,7 @@ pub struct LlrConfig {
 impl LlrCable {
     /// The profile both ends run on a cable of `rate` with one-way `delay` (propagation and
     /// FEC), or None when an end has LLR off (an LLR_INIT never echoed leaves the sender in
-    /// INIT, sending frames best effort [SAI]: the cable runs without LLR). Bad numbers are
+    /// INIT, sending frames best effort \[SAI\]: the cable runs without LLR). Bad numbers are
     /// errors naming `key.llr.<setting>`.
     pub fn resolve(
         &self,
@@ -198,7 +198,7 @@ impl LlrCable {
     }
 }
 
-/// Counters of one cable direction, named as SAI's `SAI_PORT_STAT_LLR_*` [SAI]: the `tx_`
+/// Counters of one cable direction, named as SAI's `SAI_PORT_STAT_LLR_*` \[SAI\]: the `tx_`
 /// ones belong to the sending port, the `rx_` ones to the receiving port (an ACK or NACK is
 /// sent by the receiver: `tx_ack_ctl_os` is counted at the receiving port).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -495,7 +495,7 @@ impl Llr {
         (Rx::Discard, self.nack())
     }
 
-    /// One NACK per error; then silence until the expected frame is back [SAI].
+    /// One NACK per error; then silence until the expected frame is back \[SAI\].
     fn nack(&mut self) -> Option<Ctl> {
         if self.nack_sent {
             return None;

@@ -15,7 +15,7 @@ use crate::packet::{Kind, Packet};
 
 impl Sim<'_> {
     /// The next frame of LLR port `p`: control first (PFC frames and ordered sets are never
-    /// held [TP]), then a replay (which PFC does not pause [TP]), then a frame held for room,
+    /// held \[TP\]), then a replay (which PFC does not pause \[TP\]), then a frame held for room,
     /// then a new frame, if the replay buffer has room for it.
     pub(super) fn llr_next_frame(&mut self, p: PortId) -> Option<Packet> {
         if let Some(pkt) = self.net.ports[p.idx()].dequeue_control(&mut self.net.pool) {
