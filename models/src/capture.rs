@@ -62,7 +62,7 @@ fn default_max() -> usize {
     1_000_000
 }
 
-const KINDS: [(&str, Kind); 7] = [
+const KINDS: [(&str, Kind); 8] = [
     ("data", Kind::Data),
     ("ack", Kind::Ack),
     ("nak", Kind::Nak),
@@ -70,6 +70,7 @@ const KINDS: [(&str, Kind); 7] = [
     ("pause", Kind::Pause),
     ("credit", Kind::Credit),
     ("probe", Kind::Probe),
+    ("cbfc-credit", Kind::LinkCredit),
 ];
 
 /// A validated capture point.
@@ -284,7 +285,7 @@ impl Capture {
         if !dir_ok || at < s.start || at >= s.stop || s.kinds & (1 << pkt.kind as u8) == 0 {
             return;
         }
-        if pkt.kind != Kind::Pause && s.flows.as_ref().is_some_and(|f| !f.contains(&pkt.flow.0)) {
+        if !pkt.is_link_control() && s.flows.as_ref().is_some_and(|f| !f.contains(&pkt.flow.0)) {
             return;
         }
         if self.records.len() >= s.max_packets {

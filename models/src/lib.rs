@@ -54,6 +54,7 @@
 
 pub mod asic;
 pub mod capture;
+pub mod cbfc;
 pub mod cc;
 pub mod drop;
 pub mod error;

@@ -55,6 +55,9 @@ pub enum Kind {
     /// UET probe from a sender (a PDS control packet of type PROBE, UE 1.0): the receiver
     /// answers at once with a selective ACK flagged [`flags::PROBE_ACK`].
     Probe,
+    /// A CBFC credit update for VC `prio` (`crate::cbfc`): `seq` carries the receiver's
+    /// cumulative credit limit, modulo 2^32. A link-level control frame, like PFC's.
+    LinkCredit,
 }
 
 /// Flag bits.
@@ -209,6 +212,25 @@ impl Packet {
             PFC_FRAME,
             prio,
         )
+    }
+
+    /// A CBFC credit update for VC `prio` advertising the cumulative credit `limit`.
+    pub fn link_credit(prio: u8, limit: u32) -> Packet {
+        Packet::control(
+            Kind::LinkCredit,
+            FlowId::NONE,
+            HostId(0),
+            limit,
+            MIN_FRAME, // the format is unknown: costed as a minimum frame, as PFC's
+            prio,
+        )
+    }
+
+    /// A link-level control frame (PFC, a CBFC credit update): it goes ahead of data, is
+    /// never paused and never leaves its cable.
+    #[inline]
+    pub fn is_link_control(&self) -> bool {
+        matches!(self.kind, Kind::Pause | Kind::LinkCredit)
     }
 
     /// The pause time a PFC frame requests, in quanta (0 = XON).

@@ -9,13 +9,15 @@
 //! `Arrive(port)` (the head frame on port's link reached the far end), `FlowStart`, and the
 //! timers: `Resume` (a PFC pause expired), `PfcRefresh` (re-send XOFF), `NicWake` (a
 //! rate-limited QP may send), `Rto` (retransmission timer), `CcTimer` (DCQCN rate increase),
-//! `RxDone` (the host took a frame from a NIC receive buffer), `CreditTick` (an RCCC pacer may
+//! `RxDone` (the host took a frame from a NIC receive buffer), `CbfcTick` (a CBFC receiver's
+//! credit-update tick), `CreditTick` (an RCCC pacer may
 //! grant), `AckTimer` (a UET receiver's ACK coalescing timer), `CreditWait` (a UET sender
 //! waited for credit), `Fault`, `Reroute`, `Sample` and `DeadlockCheck` (a look for cyclic pause
 //! dependencies while ports are paused; `pfc_watch.rs`). A busy port has exactly one pending
 //! `TxDone`, a busy link one `Arrive`.
 
 mod build;
+mod cbfc;
 mod host;
 mod pfc;
 mod pfc_watch;
@@ -70,6 +72,8 @@ pub enum Event {
     WdCheck(PortId, u8),
     /// May a stormed queue be restored?
     WdRestore(PortId, u8),
+    /// A CBFC receiver's credit-update tick (`crate::cbfc`).
+    CbfcTick(PortId),
 }
 
 /// The order of events due at the same picosecond (sim-core's [`Simultaneous`]): by what
@@ -96,20 +100,21 @@ impl sim_core::queue::Simultaneous for Event {
             Event::Arrive(p) => (3, p.0 as u64),
             Event::Resume(p) => (4, p.0 as u64),
             Event::PfcRefresh(p) => (5, p.0 as u64),
-            Event::WdCheck(p, prio) => (6, (p.0 as u64) << 8 | prio as u64),
-            Event::WdRestore(p, prio) => (7, (p.0 as u64) << 8 | prio as u64),
-            Event::RxDone(p) => (8, p.0 as u64),
-            Event::NicWake(p) => (9, p.0 as u64),
-            Event::CreditTick(h) => (10, h.0 as u64),
-            Event::FlowStart(f) => (11, f.0 as u64),
-            Event::LocalDone(f) => (12, f.0 as u64),
-            Event::AckTimer(f) => (13, f.0 as u64),
-            Event::CreditWait(f) => (14, f.0 as u64),
-            Event::Probe(f) => (15, f.0 as u64),
-            Event::Rto(f) => (16, f.0 as u64),
-            Event::CcTimer(f) => (17, f.0 as u64),
-            Event::DeadlockCheck => (18, 0),
-            Event::Sample => (19, 0),
+            Event::CbfcTick(p) => (6, p.0 as u64),
+            Event::WdCheck(p, prio) => (7, (p.0 as u64) << 8 | prio as u64),
+            Event::WdRestore(p, prio) => (8, (p.0 as u64) << 8 | prio as u64),
+            Event::RxDone(p) => (9, p.0 as u64),
+            Event::NicWake(p) => (10, p.0 as u64),
+            Event::CreditTick(h) => (11, h.0 as u64),
+            Event::FlowStart(f) => (12, f.0 as u64),
+            Event::LocalDone(f) => (13, f.0 as u64),
+            Event::AckTimer(f) => (14, f.0 as u64),
+            Event::CreditWait(f) => (15, f.0 as u64),
+            Event::Probe(f) => (16, f.0 as u64),
+            Event::Rto(f) => (17, f.0 as u64),
+            Event::CcTimer(f) => (18, f.0 as u64),
+            Event::DeadlockCheck => (19, 0),
+            Event::Sample => (20, 0),
         };
         kind << 40 | entity
     }
@@ -213,6 +218,8 @@ pub struct Sim<'a> {
     servers: Option<(Vec<u32>, sim_core::BitRate)>,
     /// The switches' PFC watchdog (`pfc.watchdog_action`).
     pub wd: crate::pfc_wd::PfcWd,
+    /// Every port's CBFC credits (`pfc.mode = "cbfc"`; empty otherwise).
+    pub cbfc: crate::cbfc::Cbfc,
     /// Each flow's ideal FCT and lower bound on the healthy fabric.
     pub bounds: Vec<ideal::FlowBounds>,
 }
@@ -360,11 +367,13 @@ impl Sim<'_> {
             Event::LocalDone(f) => self.on_local_done(f),
             Event::WdCheck(p, prio) => self.on_wd_check(p, prio),
             Event::WdRestore(p, prio) => self.on_wd_restore(p, prio),
+            Event::CbfcTick(p) => self.on_cbfc_tick(p),
         }
     }
 
     /// End of run: close every pause interval still open, for the counters and storms.
     fn close_pauses(&mut self) {
+        self.cbfc.finish(self.now);
         for p in 0..self.net.ports.len() {
             let q = PortId(p as u32);
             let (watchdog, peer_watchdog) = (self.storm_time(q), self.storm_time(self.net.peer[p]));
@@ -484,7 +493,7 @@ impl Sim<'_> {
     /// Log an event at port `at` (`PortId::NONE` when none).
     #[inline]
     fn log(&mut self, at: PortId, pkt: &Packet, event: crate::telemetry::Trace, reason: &'static str) {
-        let flow = if pkt.kind == Kind::Pause {
+        let flow = if pkt.is_link_control() {
             FlowId::NONE
         } else {
             pkt.flow

@@ -15,6 +15,9 @@ impl Sim<'_> {
         if self.net.ports[p.idx()].is_busy() {
             return;
         }
+        if self.cbfc.on() {
+            self.cbfc_gate(p);
+        }
         let pkt = match self.net.roles[self.net.port_node[p.idx()].idx()] {
             Role::Switch(s) => match self.switch_dequeue(s, p) {
                 Some(pkt) => pkt,
@@ -31,6 +34,9 @@ impl Sim<'_> {
                 },
             },
         };
+        if self.cbfc.on() {
+            self.cbfc_sent(p, &pkt);
+        }
         self.mirror(p, true, &pkt);
         let d = self.net.ports[p.idx()].begin_tx(pkt, self.now);
         self.schedule(self.now + d, Event::TxDone(p));
@@ -77,6 +83,9 @@ impl Sim<'_> {
         if self.switches[s.idx()].departed(out, pkt, ports, xoff_seen) {
             self.xon(pkt.in_port, pkt.prio);
         }
+        if self.cbfc.on() {
+            self.cbfc_free(pkt.in_port, pkt);
+        }
     }
 
     pub(super) fn on_arrive(&mut self, p: PortId) {
@@ -91,6 +100,9 @@ impl Sim<'_> {
         if self.net.links[p.idx()].corrupts(pkt.frame) {
             self.net.ports[q.idx()].counters.drops_link_error += 1;
             self.net.ports[q.idx()].counters.count_wire_loss(&pkt);
+            if self.cbfc.on() {
+                self.cbfc_free(q, &pkt); // a bad FCS: the receiver returns its credits
+            }
             self.drop(pkt, DropReason::LinkError, q);
             return;
         }
@@ -101,10 +113,21 @@ impl Sim<'_> {
             self.on_pause_frame(q, &pkt);
             return;
         }
+        if pkt.kind == Kind::LinkCredit {
+            return self.on_link_credit(q, &pkt);
+        }
+        if self.cbfc.on() {
+            self.cbfc_arrived(q, &pkt);
+        }
         let node = self.net.port_node[q.idx()];
         match self.net.roles[node.idx()] {
             Role::Host(h) if pkt.dst == h => self.host_receive(q, h, pkt),
-            Role::Host(_) => self.forward_at_host(node, pkt),
+            Role::Host(_) => {
+                if self.cbfc.on() {
+                    self.cbfc_free(q, &pkt); // a relaying NIC takes it at line rate
+                }
+                self.forward_at_host(node, pkt)
+            }
             Role::Switch(s) => self.switch_receive(s, node, q, pkt),
         }
     }
@@ -166,6 +189,9 @@ impl Sim<'_> {
                 // A watchdog that disabled PFC on the arrival port made the priority lossy.
                 if adequate && !self.wd.is_stormed(in_port, pkt.prio) {
                     self.totals.lossless_drops_adequate += 1;
+                }
+                if self.cbfc.on() {
+                    self.cbfc_free(in_port, &pkt);
                 }
                 self.drop(pkt, reason, at);
             }
