@@ -45,7 +45,8 @@
 //! `ids.rs`; the frames in one slab, `pool.rs`); `scenario/` loads and validates a scenario
 //! into variants resolved on the fabric; `report/` is what a run produced and the invariants
 //! it is checked against; `ideal.rs` the closed-form ideal completion time of each flow;
-//! `pfc_watch.rs` and `pfc_wd.rs` watch PFC (storms, deadlocks) and act on storms as SONiC's
+//! `cbfc.rs` is UEC's credit-based flow control (`sim/cbfc.rs` gates egresses and returns
+//! credits); `pfc_watch.rs` and `pfc_wd.rs` watch PFC (storms, deadlocks, and credit cycles) and act on storms as SONiC's
 //! watchdog does. `docs/architecture.md` draws the layers and says where to add a model.
 //!
 //! ## Not modelled

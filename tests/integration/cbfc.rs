@@ -188,3 +188,46 @@ fn cbfc_settings_that_cannot_work_are_refused_naming_the_key() {
     let e = err(&base("[pfc.cbfc]\nupdate_interval = \"0ns\""));
     assert!(e.contains("pfc.cbfc.update_interval"), "{e}");
 }
+
+#[test]
+fn a_credit_cycle_deadlocks_as_a_pause_cycle_does_and_is_found() {
+    // pfc-deadlock.toml's ring under CBFC: five switches, each host sending two switches
+    // clockwise. Each ring ingress fills with frames for the next switch's starved egress: a
+    // cyclic buffer dependency with credits in place of pauses. The watch sees the five ring
+    // egresses, each starved by the next, and stops the run; no PFC frame is ever sent.
+    let mut toml = String::from(
+        r#"
+        [topology]
+        kind = "switch-ring"
+        switches = 5
+        hosts_per_switch = 1
+        host_link = { rate = "100Gbps", cable = "3m" }
+        ring_link = { rate = "100Gbps", cable = "10m" }
+        [switch]
+        asic = "trident3"
+        buffer = "1MB"
+        [run]
+        max_time = "2ms"
+        [pfc]
+        priorities = [3]
+        mode = "cbfc"
+        "#,
+    );
+    for h in 0..5 {
+        toml += &format!(
+            "[[flow]]\nsrc = \"h{h}\"\ndst = \"h{}\"\nsize = \"4MB\"\n",
+            (h + 2) % 5
+        );
+    }
+    let s = scenario(&toml);
+    let mut sim = Sim::new(&s, &s.variants[0]);
+    sim.run();
+    let stop = format!("{:?}", sim.stopped);
+    assert!(stop.contains("CBFC credit deadlock on priority 3"), "{stop}");
+    let d = &sim.watch.deadlocks[0];
+    let ports: Vec<String> = d.cycle.iter().map(|&p| sim.net.port_label(p)).collect();
+    let ring: Vec<String> = (0..5).map(|i| format!("sw{i} to-sw{}", (i + 1) % 5)).collect();
+    assert_eq!(ports, ring);
+    assert_eq!(sim.totals.pfc_frames, 0);
+    assert!(sim.cbfc.totals().stalls > 0);
+}
