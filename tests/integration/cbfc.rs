@@ -231,3 +231,43 @@ fn a_credit_cycle_deadlocks_as_a_pause_cycle_does_and_is_found() {
     assert_eq!(sim.totals.pfc_frames, 0);
     assert!(sim.cbfc.totals().stalls > 0);
 }
+
+#[test]
+fn sim_check_warns_when_the_allocation_is_short_of_the_credit_loop_and_names_the_bytes() {
+    // 100 Gb/s, 2 us of cable: the loop is two 4178 B frames (one out, one the update may
+    // wait behind), an 84 B update and 4 us of cable: 4675.2 ns, 14 frame times; with the
+    // 8 KiB threshold (128 credits) a receiver may hold back one frame's 65 credits: 15
+    // frames of 65 credits of 64 B = 62,400 B. 16 KiB is short; 64 KiB is not.
+    let frame_ns = tx_ns(roce_wire(4096), 100.0);
+    let loop_ns = 2.0 * frame_ns + tx_ns(84, 100.0) + 4_000.0;
+    let frames = (loop_ns / frame_ns).ceil() as u64 + (128u64.div_ceil(FRAME_CREDITS) - 1);
+    let need = frames * FRAME_CREDITS * 64;
+    assert_eq!(need, 62_400);
+    let findings = |buffer: &str| {
+        let s = scenario(&format!(
+            r#"
+            [topology]
+            kind = "back-to-back"
+            link = {{ rate = "100Gbps", delay = "2us" }}
+            [pfc]
+            priorities = [3]
+            mode = "cbfc"
+            [pfc.cbfc]
+            buffer_per_vc = "{buffer}"
+            [[flow]]
+            src = "h0"
+            dst = "h1"
+            size = "1MB"
+            "#
+        ));
+        s.variants[0].findings.clone()
+    };
+    let short = findings("16KiB");
+    let f = short
+        .iter()
+        .find(|f| f.id == "cbfc-below-bdp")
+        .expect("a warning");
+    assert_eq!(f.key, "pfc.cbfc.buffer_per_vc");
+    assert!(f.fix.contains(&format!("\"{need}B\"")), "{}", f.fix);
+    assert!(findings("64KiB").iter().all(|f| f.id != "cbfc-below-bdp"));
+}
