@@ -25,6 +25,8 @@
 //!                      the ingress PG at XOFF -> sim/pfc.rs sends PAUSE upstream
 //!  sim/wire.rs         start_tx -> Switch::dequeued (WRED at dequeue, INT stamp) -> port ->
 //!                      link; on_tx_done -> Switch::departed (cells back; XON -> sim/pfc.rs)
+//!                      (pfc.mode = "cbfc": sim/cbfc.rs holds VCs short of credit before
+//!                      dequeue, and returns credits upstream at departure; cbfc.rs)
 //!  sim/host.rs         host_receive: nic/rx.rs admits (or refuses, and asks for XOFF)
 //!  sim/transport.rs    on_data -> nic/transport.rs -> nic/roce/mod.rs on_data: CE -> CNP
 //!                      (DCQCN's notification point); go-back-N (roce/qp.rs) -> ACK or NAK
