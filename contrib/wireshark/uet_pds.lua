@@ -71,3 +71,31 @@ function p.dissector(buf, pinfo, tree)
 end
 
 DissectorTable.get("udp.port"):add(4793, p)
+
+-- UE link level retry's LLR_ACK / LLR_NACK control ordered sets, as `sim` writes them to pcap:
+-- an 8 B 64b/66b control block has no frame of its own on the wire, so the simulator wraps it
+-- in one (IEEE 802 local experimental EtherType 0x88B5; models/src/pcap.rs). The block's
+-- layout as a UE link format data model gives it (UE 1.0.1 section 5.1.4, tables 5-7, 5-8):
+-- block type 0x4B, CtlOS type (0x01 LLR_ACK, 0x02 LLR_NACK, 0x03 LLR_INIT, 0x04
+-- LLR_INIT_ECHO), a 20-bit sequence number, O-code 6.
+local llr = Proto("ue_llr", "UE Link Level Retry ordered set")
+local llr_types = { [1] = "LLR_ACK", [2] = "LLR_NACK", [3] = "LLR_INIT", [4] = "LLR_INIT_ECHO" }
+local lf = {
+  block = ProtoField.uint8("ue_llr.block_type", "Block type", base.HEX),
+  type = ProtoField.uint8("ue_llr.type", "Type", base.HEX, llr_types),
+  seq = ProtoField.uint32("ue_llr.seq", "Sequence number (last good frame)"),
+  ocode = ProtoField.uint8("ue_llr.ocode", "O-code", base.HEX, nil, 0x0f),
+}
+llr.fields = lf
+
+function llr.dissector(buf, pinfo, tree)
+  if buf:len() < 8 or buf(0, 1):uint() ~= 0x4b then return 0 end
+  pinfo.cols.protocol = "UE LLR"
+  local t = tree:add(llr, buf(0, 8))
+  local seq = bit.bor(bit.lshift(buf(2, 1):uint(), 12), bit.lshift(buf(3, 1):uint(), 4), bit.rshift(buf(4, 1):uint(), 4))
+  t:add(lf.block, buf(0, 1)); t:add(lf.type, buf(1, 1)); t:add(lf.seq, buf(2, 3), seq); t:add(lf.ocode, buf(4, 1))
+  pinfo.cols.info = (llr_types[buf(1, 1):uint()] or "?") .. " seq=" .. seq
+  return 8
+end
+
+DissectorTable.get("ethertype"):add(0x88b5, llr)

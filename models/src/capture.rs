@@ -47,7 +47,8 @@ pub struct CaptureConfig {
     /// unless `kinds` leaves them out.
     #[serde(default)]
     pub flows: Option<Vec<u32>>,
-    /// Only these packet kinds: `data`, `ack`, `nak`, `cnp`, `pause`, `credit`.
+    /// Only these packet kinds: `data`, `ack`, `nak`, `cnp`, `pause`, `credit`, `probe`, `llr`
+    /// (link level retry's ACK and NACK ordered sets, written as `crate::pcap` frames them).
     #[serde(default)]
     pub kinds: Option<Vec<String>>,
     /// At most this many packets (default 1,000,000); the rest are counted.
@@ -62,7 +63,7 @@ fn default_max() -> usize {
     1_000_000
 }
 
-const KINDS: [(&str, Kind); 8] = [
+const KINDS: [(&str, Kind); 9] = [
     ("data", Kind::Data),
     ("ack", Kind::Ack),
     ("nak", Kind::Nak),
@@ -71,6 +72,7 @@ const KINDS: [(&str, Kind); 8] = [
     ("credit", Kind::Credit),
     ("probe", Kind::Probe),
     ("cbfc-credit", Kind::LinkCredit),
+    ("llr", Kind::LlrCtl),
 ];
 
 /// A validated capture point.
@@ -224,7 +226,9 @@ fn kinds(c: &CaptureConfig, key: &dyn Fn(&str) -> String) -> Result<u8, FieldErr
         let (_, kind) = KINDS.iter().find(|(n, _)| n == k).ok_or_else(|| {
             FieldError::new(
                 key("kinds"),
-                format!("unknown kind \"{k}\"; expected some of data, ack, nak, cnp, pause, credit"),
+                format!(
+                    "unknown kind \"{k}\"; expected some of data, ack, nak, cnp, pause, credit, probe, llr, cbfc-credit"
+                ),
             )
         })?;
         m |= 1 << *kind as u8;
@@ -285,7 +289,8 @@ impl Capture {
         if !dir_ok || at < s.start || at >= s.stop || s.kinds & (1 << pkt.kind as u8) == 0 {
             return;
         }
-        if !pkt.is_link_control() && s.flows.as_ref().is_some_and(|f| !f.contains(&pkt.flow.0)) {
+        let flowless = matches!(pkt.kind, Kind::Pause | Kind::LinkCredit | Kind::LlrCtl);
+        if !flowless && s.flows.as_ref().is_some_and(|f| !f.contains(&pkt.flow.0)) {
             return;
         }
         if self.records.len() >= s.max_packets {

@@ -18,7 +18,8 @@
 //!                      control counts it (cc/sender.rs -> cc/dcqcn.rs on_sent) and sets the
 //!                      pace; the retransmission timer
 //!  sim/wire.rs         start_tx -> port.rs begin_tx (serialize, 20 B preamble + IFG)
-//!                      on_tx_done -> link.rs send (5 ns/m, frame errors) -> on_arrive
+//!                      on_tx_done -> link.rs send (5 ns/m, frame errors) -> on_arrive;
+//!                      on an `llr` cable sim/llr.rs -> llr/ numbers, buffers, replays
 //!  switch/classify.rs  DSCP to class, INT record; pfc_wd.rs: a stormed port's frames
 //!  switch/mod.rs       Switch::receive: routing/ (ECMP hash, or adaptive) -> trim.rs (UET)
 //!                      -> mmu.rs admit | drop -> ecn.rs (WRED at enqueue) -> egress port.rs;
@@ -52,7 +53,7 @@
 //! watchdog does. `docs/architecture.md` draws the layers and says where to add a model.
 //!
 //! ## Not modelled
-//! See docs/not-modelled.md: cut-through forwarding, FEC, multi-priority PFC
+//! See docs/not-modelled.md: cut-through forwarding, CBFC, multi-priority PFC
 //! frames, ROD/RUDI/UUD delivery, and the simplifications each model states.
 
 pub mod asic;
@@ -68,6 +69,7 @@ pub mod ids;
 pub mod input;
 pub mod int;
 pub mod link;
+pub mod llr;
 pub mod network;
 pub mod nic;
 pub mod packet;

@@ -39,6 +39,9 @@ pub struct Network {
     pub switch_node: Vec<NodeId>,
     /// Ports whose cable works (faults take them down).
     pub port_up: Vec<bool>,
+    /// Link level retry of the cable leaving each port (`crate::llr`); empty when no cable
+    /// runs it, so the hot path asks one flag.
+    pub llr: Vec<Option<Box<crate::llr::Llr>>>,
     hosts_forward: bool,
 }
 
@@ -162,6 +165,13 @@ impl Network {
             hosts_forward: t.hosts_forward,
             port_up: (!all_up).then_some(&port_up[..]),
         });
+        let llr: Vec<Option<Box<crate::llr::Llr>>> = match t.links.iter().any(|l| l.llr.is_some()) {
+            false => Vec::new(),
+            true => port_link
+                .iter()
+                .map(|&l| t.links[l as usize].llr.map(|c| Box::new(crate::llr::Llr::new(c))))
+                .collect(),
+        };
         Network {
             names: t.nodes.iter().map(|s| s.name.clone()).collect(),
             roles,
@@ -176,6 +186,7 @@ impl Network {
             host_node,
             switch_node,
             port_up,
+            llr,
             hosts_forward: t.hosts_forward,
         }
     }

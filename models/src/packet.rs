@@ -35,6 +35,9 @@ pub const MIN_FRAME: u32 = 64;
 pub const CNP_PAYLOAD: u32 = 16;
 /// An IEEE 802.1Qbb PFC frame: a 64 B MAC control frame.
 pub const PFC_FRAME: u32 = 64;
+/// A UE LLR control ordered set (LLR_ACK, LLR_NACK): one 64b/66b control block, 8 B of the
+/// MAC's stream, inserted by the PCS with no preamble or gap of its own ([`crate::llr`]).
+pub const LLR_CTLOS: u32 = 8;
 
 /// What a packet is, as far as the fabric and the transports care.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -58,6 +61,10 @@ pub enum Kind {
     /// A CBFC credit update for VC `prio` (`crate::cbfc`): `seq` carries the receiver's
     /// cumulative credit limit, modulo 2^32. A link-level control frame, like PFC's.
     LinkCredit,
+    /// A UE link-level-retry control ordered set (LLR_ACK, or LLR_NACK when `flags` is
+    /// [`flags::LLR_NACK`]) for the cable's other direction: `seq` is the link sequence number
+    /// it acknowledges ([`crate::llr`]). Not a frame: an 8 B ordered set the PCS inserts.
+    LlrCtl,
 }
 
 /// Flag bits.
@@ -80,6 +87,8 @@ pub mod flags {
     pub const ACK_REQ: u8 = 1 << 7;
     /// On a UET ACK (which never carries an ACK request): it answers a probe (PDS ACK `p`).
     pub const PROBE_ACK: u8 = ACK_REQ;
+    /// On an LLR control ordered set: a negative acknowledgement (LLR_NACK).
+    pub const LLR_NACK: u8 = 1 << 0;
 }
 
 /// Which buffer account a switch charged the packet to (see `switch::mmu`).
@@ -142,9 +151,13 @@ pub const fn dscp_of(prio: u8) -> u8 {
 }
 
 impl Packet {
-    /// Bytes the packet occupies on the wire, including preamble and inter-frame gap.
+    /// Bytes the packet occupies on the wire, including preamble and inter-frame gap (an LLR
+    /// ordered set has neither: its 8 B are all it takes).
     #[inline]
     pub fn wire_bytes(&self) -> u64 {
+        if self.kind == Kind::LlrCtl {
+            return self.frame as u64;
+        }
         on_wire(self.frame as u32)
     }
 
@@ -231,6 +244,14 @@ impl Packet {
     #[inline]
     pub fn is_link_control(&self) -> bool {
         matches!(self.kind, Kind::Pause | Kind::LinkCredit)
+    }
+
+    /// An LLR_ACK (or LLR_NACK) control ordered set acknowledging link sequence number `seq`
+    /// ([`crate::llr`]): 8 B on the wire, at priority 7 (it is never paused).
+    pub fn llr_ctl(nack: bool, seq: u32) -> Packet {
+        let mut p = Packet::control(Kind::LlrCtl, FlowId::NONE, HostId(0), seq, LLR_CTLOS, 7);
+        p.flags = if nack { flags::LLR_NACK } else { 0 };
+        p
     }
 
     /// The pause time a PFC frame requests, in quanta (0 = XON).

@@ -17,6 +17,15 @@
 //!   (12 B) + a 44 B SES standard request header (opcode WRITE, SOM/EOM; other SES fields
 //!   zero), ACK_CC with the SACK bitmap (32 B), NACK (code TRIMMED or TRIMMED_LASTHOP), and
 //!   CONTROL/CREDIT for RCCC grants. A trimmed packet is as short as on the wire.
+//! - UE link level retry's LLR_ACK and LLR_NACK: on the wire they are 8 B 64b/66b control
+//!   blocks the PCS inserts, not frames, so a pcap (Ethernet frames) cannot hold them as they
+//!   are. An analyzer that decodes the PCS shows them; here each is written as a frame of its
+//!   own: to 01:80:C2:00:00:01 from the sending port, IEEE 802's local experimental EtherType
+//!   0x88B5, then the block's 8 bytes as a UE link format data model gives them (citing UE
+//!   1.0.1 section 5.1.4, tables 5-7 and 5-8: block type 0x4B, 0x01 ACK or 0x02 NACK, the
+//!   20-bit sequence number in bits 19..12, 11..4 and the high nibble of the fifth byte, O-code
+//!   6 in its low nibble, three reserved bytes), padded to 60 B. The framing is this
+//!   simulator's (docs/link-layer.md); the dissector in contrib/wireshark reads it.
 //!
 //! Addresses are synthetic and stable: host h has MAC 02:00:00:xx:xx:xx and IPv4 10.x.x.x with
 //! x.x.x = h + 1; requester QP 0x100 + 2 * flow, responder QP one more. Payload bytes are zeros.
@@ -97,6 +106,11 @@ pub fn encode(
             cbfc_update(pkt, sender_port, out);
         }
         out.resize((pkt.frame as usize).saturating_sub(FCS).max(60), 0);
+        return;
+    }
+    if pkt.kind == Kind::LlrCtl {
+        llr_ctlos(pkt, sender_port, out);
+        out.resize(60, 0);
         return;
     }
     let (s, d) = ctx
@@ -297,7 +311,7 @@ fn roce(pkt: &Packet, out: &mut Vec<u8>) {
             bth(out, op::CNP, true, req, false, 0);
             out.extend_from_slice(&[0u8; 16]);
         }
-        Kind::Credit | Kind::Pause | Kind::Probe | Kind::LinkCredit => {}
+        Kind::Credit | Kind::Pause | Kind::Probe | Kind::LlrCtl | Kind::LinkCredit => {}
     }
 }
 
@@ -372,7 +386,7 @@ fn uet(pkt: &Packet, forward: bool, out: &mut Vec<u8>) {
             out.extend_from_slice(&pdc.to_be_bytes());
             out.extend_from_slice(&pdc.to_be_bytes());
         }
-        Kind::Cnp | Kind::Pause | Kind::LinkCredit => {}
+        Kind::Cnp | Kind::Pause | Kind::LlrCtl | Kind::LinkCredit => {}
     }
 }
 
@@ -398,6 +412,28 @@ fn pfc(pkt: &Packet, sender_port: u32, out: &mut Vec<u8>) {
         let q = if p == pkt.prio { pkt.quanta() } else { 0 };
         out.extend_from_slice(&q.to_be_bytes());
     }
+}
+
+/// IEEE 802 local experimental EtherType 1: the frame an LLR ordered set is written in.
+pub const LLR_ETHERTYPE: u16 = 0x88b5;
+
+/// An LLR_ACK or LLR_NACK control block, in a frame of its own (see the module docs).
+fn llr_ctlos(pkt: &Packet, sender_port: u32, out: &mut Vec<u8>) {
+    out.extend_from_slice(&PFC_DST);
+    out.extend_from_slice(&port_mac(sender_port));
+    out.extend_from_slice(&LLR_ETHERTYPE.to_be_bytes());
+    let seq = pkt.seq & 0xf_ffff;
+    let nack = pkt.has(flags::LLR_NACK);
+    out.extend_from_slice(&[
+        0x4b,
+        if nack { 0x02 } else { 0x01 },
+        (seq >> 12) as u8,
+        (seq >> 4) as u8,
+        ((seq & 0xf) as u8) << 4 | 0x6,
+        0,
+        0,
+        0,
+    ]);
 }
 
 /// pcap file header (nanosecond timestamps, Ethernet).
@@ -559,6 +595,29 @@ mod tests {
         let mut rxe = crc32fast::Hasher::new_with_initial(!0xdebb_20e3u32);
         rxe.update(&masked[8..]);
         assert_eq!(stored, rxe.finalize());
+    }
+
+    #[test]
+    fn llr_ordered_sets_carry_their_type_and_20_bit_sequence_number() {
+        let mut out = Vec::new();
+        encode(
+            &ctx(Transport::Roce, true),
+            &Packet::llr_ctl(true, 0xabcde),
+            None,
+            7,
+            &mut out,
+        );
+        assert_eq!(out.len(), 60);
+        assert_eq!(out[12..14], [0x88, 0xb5]);
+        assert_eq!(out[14..22], [0x4b, 0x02, 0xab, 0xcd, 0xe6, 0, 0, 0]);
+        encode(
+            &ctx(Transport::Uet, false),
+            &Packet::llr_ctl(false, 5),
+            None,
+            7,
+            &mut out,
+        );
+        assert_eq!(out[14..19], [0x4b, 0x01, 0, 0, 0x56]);
     }
 
     #[test]

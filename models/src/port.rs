@@ -289,6 +289,14 @@ impl Port {
         pool.push(&mut self.control, Time::ZERO, p);
     }
 
+    /// Take the next control frame (PFC, LLR ordered sets), if one waits.
+    #[inline]
+    pub fn dequeue_control(&mut self, pool: &mut PacketPool) -> Option<Packet> {
+        let (_, p) = pool.pop(&mut self.control)?;
+        self.occupancy -= p.frame as u64;
+        Some(p)
+    }
+
     /// Take the next frame: control first, then strict priority among unpaused priorities.
     #[inline]
     pub fn dequeue(&mut self, pool: &mut PacketPool, now: Time) -> Option<Packet> {
@@ -363,9 +371,12 @@ impl Port {
         }
     }
 
-    /// A frame went onto the wire.
+    /// A frame went onto the wire (an LLR ordered set is not a frame: not counted).
     #[inline]
     pub fn count_tx(&mut self, p: &Packet) {
+        if p.kind == crate::packet::Kind::LlrCtl {
+            return;
+        }
         self.tx.packets += 1;
         self.tx.bytes += p.frame as u64;
         if !p.is_link_control() {

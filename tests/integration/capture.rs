@@ -381,3 +381,45 @@ fn a_multi_port_host_capture_names_its_peer() {
         "{err}"
     );
 }
+
+#[test]
+fn llr_ordered_sets_dissect_with_the_bundled_lua_and_match_the_counters() {
+    // h1's NIC on a cable with link level retry and bit errors: it NACKs the frames the cable
+    // corrupted and ACKs the rest (models/src/pcap.rs frames each ordered set on its own).
+    let scenario = "seed = 3\n[topology]\nkind = \"back-to-back\"\n\
+        link = { rate = \"100Gbps\", cable = \"3m\", ber = 3e-7, llr = true }\n\
+        [nic]\nmtu = \"4096B\"\n[[flow]]\nsrc = \"h0\"\ndst = \"h1\"\nsize = \"2MB\"\n\
+        [[capture]]\nname = \"h1-nic\"\nnode = \"h1\"\ndirection = \"tx\"\nkinds = [\"llr\"]\n";
+    let out = run("llr", scenario, &[]);
+    let counters = std::fs::read_to_string(out.join("counters.csv")).unwrap();
+    let counter = |name: &str| -> usize {
+        let row = counters
+            .lines()
+            .find(|l| l.contains(",h1,to-h0,") && l.contains(&format!(",{name},")))
+            .unwrap_or_else(|| panic!("no {name}"));
+        row.rsplit(',').next().unwrap().parse().unwrap()
+    };
+    let (acks, nacks) = (counter("llr_tx_ack_ctl_os"), counter("llr_tx_nack_ctl_os"));
+    assert!(nacks > 0 && acks > 400, "{acks} ACKs, {nacks} NACKs");
+    if !tshark_present() {
+        return;
+    }
+    let pcap = out.join("h1-nic-s.pcap"); // `<capture>-<variant>`: the scenario is s.toml
+    assert_clean(&pcap, true);
+    let rows = fields(&pcap, "ue_llr", &["ue_llr.type", "ue_llr.seq", "eth.type"], true);
+    assert_eq!(
+        rows.len(),
+        acks + nacks,
+        "one frame per ordered set, and nothing else"
+    );
+    let of = |t: &str| rows.iter().filter(|r| r[0] == t).count();
+    assert_eq!((of("0x01"), of("0x02")), (acks, nacks));
+    assert!(rows.iter().all(|r| r[2] == "0x88b5"));
+    // ACKs are cumulative: their sequence numbers never go back.
+    let seqs: Vec<u32> = rows
+        .iter()
+        .filter(|r| r[0] == "0x01")
+        .map(|r| r[1].parse().unwrap())
+        .collect();
+    assert!(seqs.windows(2).all(|w| w[0] <= w[1]), "{seqs:?}");
+}

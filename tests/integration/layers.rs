@@ -25,6 +25,7 @@ const MODELS_LAYERS: &[&str] = &[
     "routing",
     "fec",
     "link",
+    "llr",
     "cbfc",
     "pfc",
     "topology",

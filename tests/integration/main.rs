@@ -27,6 +27,7 @@ mod hostile;
 mod hostile_cli;
 mod jobs;
 mod layers;
+mod llr;
 mod mixed;
 mod paths;
 mod pfc;

@@ -47,6 +47,9 @@ pub(super) fn received(sim: &Sim, q: crate::ids::PortId) -> Received {
         r.bytes = r.bytes.saturating_sub(l_b);
     }
     for pkt in net.links[p.idx()].in_flight(&net.pool) {
+        if pkt.kind == crate::packet::Kind::LlrCtl {
+            continue; // an ordered set, not a frame
+        }
         r.packets = r.packets.saturating_sub(1);
         r.bytes = r.bytes.saturating_sub(pkt.frame as u64);
         if !pkt.is_link_control() {
@@ -121,6 +124,7 @@ pub(super) fn counters(sim: &Sim) -> Vec<CounterRow> {
             ] {
                 push(name, &pname, counter, value);
             }
+            llr_counters(sim, p, |counter, value| push(name, &pname, counter, value));
             // A NIC's traffic per priority (mlx5's per-priority counters), for the
             // priorities that carried any.
             if matches!(net.roles[n], Role::Host(_)) {
@@ -196,4 +200,48 @@ pub(super) fn counters(sim: &Sim) -> Vec<CounterRow> {
         }
     }
     rows
+}
+
+/// Port `p`'s link level retry counters, named as SAI's `SAI_PORT_STAT_LLR_*` (lower case):
+/// its sender's (the cable leaving it) and its receiver's (the cable from its peer).
+fn llr_counters(sim: &Sim, p: crate::ids::PortId, mut push: impl FnMut(&str, u64)) {
+    let net = &sim.net;
+    let of = |q: crate::ids::PortId| net.llr.get(q.idx()).and_then(|l| l.as_ref());
+    if let Some(l) = of(p) {
+        let c = &l.counters;
+        for (counter, value) in [
+            ("llr_tx_ok", c.tx_ok),
+            ("llr_tx_replay", c.tx_replay),
+            ("llr_tx_replay_timer", c.tx_replay_timer),
+            ("llr_tx_flush", c.tx_flush),
+            ("llr_tx_flushed_frames", c.tx_flushed),
+            ("llr_tx_held", c.tx_held),
+            ("llr_tx_unprotected", c.tx_unprotected),
+            ("llr_rx_ack_ctl_os", c.rx_ack_ctl_os),
+            ("llr_rx_nack_ctl_os", c.rx_nack_ctl_os),
+            ("llr_ctl_os_lost", c.ctl_os_lost),
+        ] {
+            push(counter, value);
+        }
+    }
+    let peer = net.peer[p.idx()];
+    if peer == crate::ids::PortId::NONE {
+        return;
+    }
+    if let Some(l) = of(peer) {
+        let c = &l.counters;
+        for (counter, value) in [
+            ("llr_rx_ok", c.rx_ok),
+            ("llr_rx_bad", c.rx_bad),
+            ("llr_rx_expected_seq_good", c.rx_expected_seq_good),
+            ("llr_rx_expected_seq_bad", c.rx_expected_seq_bad),
+            ("llr_rx_missing_seq", c.rx_missing_seq),
+            ("llr_rx_duplicate_seq", c.rx_duplicate_seq),
+            ("llr_rx_replay", c.rx_replay),
+            ("llr_tx_ack_ctl_os", c.tx_ack_ctl_os),
+            ("llr_tx_nack_ctl_os", c.tx_nack_ctl_os),
+        ] {
+            push(counter, value);
+        }
+    }
 }

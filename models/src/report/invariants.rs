@@ -11,23 +11,41 @@ pub(super) fn invariants(sim: &Sim, flows: &[FlowRecord]) -> Vec<Invariant> {
     let (fp, fb) = sim.in_flight();
     let mut out = Vec::new();
     let mut check = |name, ok, detail: String| out.push(Invariant { name, ok, detail });
+    // Link level retry's terms appear only in runs with LLR cables (`sim/llr.rs`).
+    let llr = !sim.net.llr.is_empty();
+    let (copies, discarded) = (t.llr_copies, t.llr_discarded);
     check(
         "packets_conserved",
-        t.injected_packets == t.delivered_packets + t.dropped_packets + fp,
-        format!(
-            "sent {} = delivered {} + dropped {} + in flight {fp}",
-            t.injected_packets, t.delivered_packets, t.dropped_packets
-        ),
+        t.injected_packets + copies == t.delivered_packets + t.dropped_packets + discarded + fp,
+        match llr {
+            false => format!(
+                "sent {} = delivered {} + dropped {} + in flight {fp}",
+                t.injected_packets, t.delivered_packets, t.dropped_packets
+            ),
+            true => format!(
+                "sent {} + LLR copies {copies} = delivered {} + dropped {} + LLR discarded \
+                 {discarded} + in flight {fp}",
+                t.injected_packets, t.delivered_packets, t.dropped_packets
+            ),
+        },
     );
     let serializing = sim.net.ports.iter().filter(|p| p.is_busy()).count()
         + sim.rx.iter().flatten().filter(|b| b.drain.is_busy()).count();
     let pooled = sim.net.pool.len();
+    let staged = sim.llr_staged();
+    let ctl = if llr { sim.llr_ctl_in_fabric() } else { 0 };
     check(
         "packet_pool_consistent",
-        (pooled + serializing) as u64 == fp,
-        format!(
-            "{pooled} frames in the packet pool + {serializing} serializing = {fp} found in queues and on cables"
-        ),
+        (pooled + serializing) as u64 + staged == fp + ctl,
+        match llr {
+            false => format!(
+                "{pooled} frames in the packet pool + {serializing} serializing = {fp} found in queues and on cables"
+            ),
+            true => format!(
+                "{pooled} frames in the packet pool + {serializing} serializing + {staged} held for \
+                 LLR buffer room = {fp} found in queues and on cables + {ctl} LLR ordered sets"
+            ),
+        },
     );
     // INT terms appear only in runs that used INT (HPCC), so other runs read as before.
     let int = sim.net.int.used();
@@ -36,11 +54,20 @@ pub(super) fn invariants(sim: &Sim, flows: &[FlowRecord]) -> Vec<Invariant> {
     } else {
         String::new()
     };
+    let (copy_b, disc_b) = (t.llr_copy_bytes, t.llr_discarded_bytes);
+    let (llr_in, llr_out) = match llr {
+        false => (String::new(), String::new()),
+        true => (
+            format!(" + LLR copies {copy_b}"),
+            format!(" + LLR discarded {disc_b}"),
+        ),
+    };
     check(
         "bytes_conserved",
-        t.injected_bytes + t.int_bytes == t.delivered_bytes + t.dropped_bytes + t.trimmed_bytes + fb,
+        t.injected_bytes + t.int_bytes + copy_b
+            == t.delivered_bytes + t.dropped_bytes + t.trimmed_bytes + disc_b + fb,
         format!(
-            "sent {}{int_added} = delivered {} + dropped {} + trimmed off {} + in flight {fb} (frame bytes)",
+            "sent {}{int_added}{llr_in} = delivered {} + dropped {} + trimmed off {}{llr_out} + in flight {fb} (frame bytes)",
             t.injected_bytes, t.delivered_bytes, t.dropped_bytes, t.trimmed_bytes
         ),
     );

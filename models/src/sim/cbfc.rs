@@ -6,8 +6,15 @@
 use super::{Event, Sim};
 use crate::ids::PortId;
 use crate::network::Role;
-use crate::packet::Packet;
+use crate::packet::{Kind, Packet};
 use sim_core::Duration;
+
+/// A frame that takes credit: anything but link-level control (PFC, credit updates, LLR's
+/// ordered sets), which never enters a receiving port's buffer.
+#[inline]
+fn credited(pkt: &Packet) -> bool {
+    !pkt.is_link_control() && pkt.kind != Kind::LlrCtl
+}
 
 impl Sim<'_> {
     /// Before egress `p` picks its next frame: hold the VCs whose credit is short of their
@@ -40,7 +47,7 @@ impl Sim<'_> {
     /// Egress `p` started `pkt`: a frame of a VC consumes its credits.
     #[inline]
     pub(super) fn cbfc_sent(&mut self, p: PortId, pkt: &Packet) {
-        if !pkt.is_link_control() && self.cbfc.is_vc(pkt.prio) {
+        if credited(pkt) && self.cbfc.is_vc(pkt.prio) {
             self.cbfc.consume(p.idx(), pkt.prio, pkt.frame as u32);
         }
     }
@@ -48,7 +55,7 @@ impl Sim<'_> {
     /// `pkt` entered ingress `q`'s buffer.
     #[inline]
     pub(super) fn cbfc_arrived(&mut self, q: PortId, pkt: &Packet) {
-        if !pkt.is_link_control() && self.cbfc.is_vc(pkt.prio) {
+        if credited(pkt) && self.cbfc.is_vc(pkt.prio) {
             self.cbfc.arrived(q.idx(), pkt.prio, pkt.frame as u32);
         }
     }
@@ -56,7 +63,7 @@ impl Sim<'_> {
     /// `pkt` left ingress `q`'s buffer (forwarded, delivered or discarded): its credits go
     /// back to the sender, at once when enough have been freed, else at the next tick.
     pub(super) fn cbfc_free(&mut self, q: PortId, pkt: &Packet) {
-        if pkt.is_link_control() || !self.cbfc.is_vc(pkt.prio) {
+        if !credited(pkt) || !self.cbfc.is_vc(pkt.prio) {
             return;
         }
         if let Some(limit) = self.cbfc.freed(q.idx(), pkt.prio, pkt.frame as u32) {

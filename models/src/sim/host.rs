@@ -204,7 +204,7 @@ impl Sim<'_> {
             Kind::Credit if pkt.dst == self.flows[pkt.flow.idx()].spec.dst => self.on_rts(h, &pkt),
             Kind::Credit => self.on_credit(&pkt),
             Kind::Probe => self.on_probe(h, &pkt),
-            Kind::Pause | Kind::LinkCredit => {}
+            Kind::Pause | Kind::LinkCredit | Kind::LlrCtl => {}
         }
     }
 

@@ -13,12 +13,15 @@
 //! credit-update tick), `CreditTick` (an RCCC pacer may
 //! grant), `AckTimer` (a UET receiver's ACK coalescing timer), `CreditWait` (a UET sender
 //! waited for credit), `Fault`, `Reroute`, `Sample` and `DeadlockCheck` (a look for cyclic pause
-//! dependencies while ports are paused; `pfc_watch.rs`). A busy port has exactly one pending
+//! dependencies while ports are paused; `pfc_watch.rs`), `LlrTimer` (a link level retry replay
+//! timer; `llr.rs`). A busy port has exactly one pending
 //! `TxDone`, a busy link one `Arrive`.
 
 mod build;
 mod cbfc;
 mod host;
+mod llr;
+pub mod parallelism;
 mod pfc;
 mod pfc_watch;
 mod pfc_wd;
@@ -72,6 +75,8 @@ pub enum Event {
     WdCheck(PortId, u8),
     /// May a stormed queue be restored?
     WdRestore(PortId, u8),
+    /// The link level retry replay timer of the cable leaving `port` (`crate::llr`).
+    LlrTimer(PortId),
     /// A CBFC receiver's credit-update tick (`crate::cbfc`).
     CbfcTick(PortId),
 }
@@ -100,21 +105,22 @@ impl sim_core::queue::Simultaneous for Event {
             Event::Arrive(p) => (3, p.0 as u64),
             Event::Resume(p) => (4, p.0 as u64),
             Event::PfcRefresh(p) => (5, p.0 as u64),
-            Event::CbfcTick(p) => (6, p.0 as u64),
-            Event::WdCheck(p, prio) => (7, (p.0 as u64) << 8 | prio as u64),
-            Event::WdRestore(p, prio) => (8, (p.0 as u64) << 8 | prio as u64),
-            Event::RxDone(p) => (9, p.0 as u64),
-            Event::NicWake(p) => (10, p.0 as u64),
-            Event::CreditTick(h) => (11, h.0 as u64),
-            Event::FlowStart(f) => (12, f.0 as u64),
-            Event::LocalDone(f) => (13, f.0 as u64),
-            Event::AckTimer(f) => (14, f.0 as u64),
-            Event::CreditWait(f) => (15, f.0 as u64),
-            Event::Probe(f) => (16, f.0 as u64),
-            Event::Rto(f) => (17, f.0 as u64),
-            Event::CcTimer(f) => (18, f.0 as u64),
-            Event::DeadlockCheck => (19, 0),
-            Event::Sample => (20, 0),
+            Event::LlrTimer(p) => (6, p.0 as u64),
+            Event::CbfcTick(p) => (7, p.0 as u64),
+            Event::WdCheck(p, prio) => (8, (p.0 as u64) << 8 | prio as u64),
+            Event::WdRestore(p, prio) => (9, (p.0 as u64) << 8 | prio as u64),
+            Event::RxDone(p) => (10, p.0 as u64),
+            Event::NicWake(p) => (11, p.0 as u64),
+            Event::CreditTick(h) => (12, h.0 as u64),
+            Event::FlowStart(f) => (13, f.0 as u64),
+            Event::LocalDone(f) => (14, f.0 as u64),
+            Event::AckTimer(f) => (15, f.0 as u64),
+            Event::CreditWait(f) => (16, f.0 as u64),
+            Event::Probe(f) => (17, f.0 as u64),
+            Event::Rto(f) => (18, f.0 as u64),
+            Event::CcTimer(f) => (19, f.0 as u64),
+            Event::DeadlockCheck => (20, 0),
+            Event::Sample => (21, 0),
         };
         kind << 40 | entity
     }
@@ -165,6 +171,13 @@ pub struct Totals {
     pub lossless_drops_adequate: u64,
     /// Events popped with a time earlier than the previous one (must stay 0).
     pub causality_violations: u64,
+    /// Link level retry: copies its replay buffers put back into the fabric (replays, and
+    /// frames a flush gave up, handed to the drops), and frames its receivers discarded
+    /// (their senders still held them), with their frame bytes.
+    pub llr_copies: u64,
+    pub llr_copy_bytes: u64,
+    pub llr_discarded: u64,
+    pub llr_discarded_bytes: u64,
     pub end_time: Time,
 }
 
@@ -252,7 +265,15 @@ impl Sim<'_> {
     /// the caller decides how often to redraw). `progress` returns false to stop the run there
     /// (it is then marked interrupted).
     pub fn run_with_progress(&mut self, progress: impl FnMut(&Progress) -> bool) {
-        self.advance(None, progress);
+        self.advance(None, progress, |_, _, _| {});
+        self.totals.end_time = self.now;
+        self.close_pauses();
+    }
+
+    /// Run to the end, showing `observe` each event before it is handled (a measurement's
+    /// hook: `parallelism.rs`).
+    pub fn run_observed(&mut self, observe: impl FnMut(&Self, Time, Event)) {
+        self.advance(None, |_| true, observe);
         self.totals.end_time = self.now;
         self.close_pauses();
     }
@@ -260,13 +281,18 @@ impl Sim<'_> {
     /// Run the events up to and including `until`, then stop, the run still open: a caller
     /// can look at the state there and go on with `run`.
     pub fn run_until(&mut self, until: Time) {
-        self.advance(Some(until), |_| true);
+        self.advance(Some(until), |_| true, |_, _, _| {});
     }
 
     /// The event loop. Once every flow has finished only the packets still moving matter:
     /// idle timers (retransmission, rate increase, samples, refreshes) neither run nor stretch
     /// the run, and a run with nothing left to deliver is never stopped by a limit.
-    fn advance(&mut self, until: Option<Time>, mut progress: impl FnMut(&Progress) -> bool) {
+    fn advance(
+        &mut self,
+        until: Option<Time>,
+        mut progress: impl FnMut(&Progress) -> bool,
+        mut observe: impl FnMut(&Self, Time, Event),
+    ) {
         let limits = &self.variant.limits;
         let max_time = Time::ZERO + limits.time();
         let max_events = limits.events();
@@ -299,7 +325,11 @@ impl Sim<'_> {
             if done
                 && !matches!(
                     ev,
-                    Event::TxDone(_) | Event::Arrive(_) | Event::Resume(_) | Event::RxDone(_)
+                    Event::TxDone(_)
+                        | Event::Arrive(_)
+                        | Event::Resume(_)
+                        | Event::RxDone(_)
+                        | Event::LlrTimer(_)
                 )
             {
                 continue;
@@ -320,6 +350,7 @@ impl Sim<'_> {
             }
             self.now = t;
             self.totals.events += 1;
+            observe(self, t, ev);
             self.handle(ev);
             if self.stopped.is_some() {
                 break;
@@ -367,6 +398,7 @@ impl Sim<'_> {
             Event::LocalDone(f) => self.on_local_done(f),
             Event::WdCheck(p, prio) => self.on_wd_check(p, prio),
             Event::WdRestore(p, prio) => self.on_wd_restore(p, prio),
+            Event::LlrTimer(p) => self.on_llr_timer(p),
             Event::CbfcTick(p) => self.on_cbfc_tick(p),
         }
     }
@@ -539,12 +571,40 @@ impl Sim<'_> {
 
     /// Packets inside the fabric that carry an INT stack.
     pub fn int_in_flight(&self) -> usize {
-        self.in_fabric().filter(|p| self.carries_int(p)).count()
+        if self.net.llr.is_empty() {
+            return self.in_fabric().filter(|p| self.carries_int(p)).count();
+        }
+        // Link level retry: a frame's copy may be on the wire and in its sender's buffer at
+        // once, or only in the buffer (discarded, awaiting its replay): count stacks once.
+        let buffered = self.net.llr.iter().flatten().flat_map(|l| l.unaccepted());
+        let refs: std::collections::HashSet<_> = self
+            .in_fabric()
+            .chain(buffered)
+            .filter(|p| self.carries_int(p))
+            .map(|p| p.int_ref())
+            .collect();
+        refs.len()
+    }
+
+    /// LLR ordered sets queued or on the wire (in the packet pool, but not packets).
+    pub fn llr_ctl_in_fabric(&self) -> u64 {
+        self.in_fabric().filter(|p| p.kind == Kind::LlrCtl).count() as u64
+    }
+
+    /// Frames LLR ports hold until their replay buffer has room (outside the packet pool).
+    pub fn llr_staged(&self) -> u64 {
+        self.net
+            .llr
+            .iter()
+            .flatten()
+            .filter(|l| l.staged.is_some())
+            .count() as u64
     }
 
     /// Packets and frame bytes still inside the fabric (queued, serializing, on a wire).
     pub fn in_flight(&self) -> (u64, u64) {
         self.in_fabric()
+            .filter(|p| p.kind != Kind::LlrCtl)
             .fold((0, 0), |(n, b), p| (n + 1, b + p.frame as u64))
     }
 
@@ -555,6 +615,7 @@ impl Sim<'_> {
         let rx = self.rx.iter().flatten().flat_map(|b| b.drain.held(pool));
         let held = self.net.ports.iter().flat_map(|p| p.held(pool)).chain(rx);
         let flying = self.net.links.iter().flat_map(|l| l.in_flight(pool));
-        held.chain(flying)
+        let staged = self.net.llr.iter().flatten().filter_map(|l| l.staged.as_ref());
+        held.chain(flying).chain(staged)
     }
 }

@@ -23,6 +23,9 @@ impl Sim<'_> {
             },
         });
         self.net.ports[port.idx()].xoff.enter(self.now, prio);
+        if let Role::Switch(s) = self.net.roles[self.net.port_node[port.idx()].idx()] {
+            self.switches[s.idx()].note_xoff();
+        }
         self.watch_xoff(port, prio);
         self.send_pfc(port, prio, self.variant.pfc.quanta);
         let p = &mut self.net.ports[port.idx()];

@@ -15,31 +15,52 @@ impl Sim<'_> {
         if self.net.ports[p.idx()].is_busy() {
             return;
         }
-        if self.cbfc.on() {
-            self.cbfc_gate(p);
-        }
-        let pkt = match self.net.roles[self.net.port_node[p.idx()].idx()] {
-            Role::Switch(s) => match self.switch_dequeue(s, p) {
-                Some(pkt) => pkt,
-                None => return,
-            },
-            // A NIC whose cable is down has no carrier: it sends nothing (its transport's
-            // timers still run, and give up as they would).
-            Role::Host(_) if !self.net.port_up[p.idx()] => return,
-            Role::Host(h) => match self.net.ports[p.idx()].dequeue(&mut self.net.pool, self.now) {
-                Some(pkt) => pkt,
-                None => match self.next_data(h, p) {
-                    Some(pkt) => pkt,
-                    None => return self.nic_idle(h, p),
-                },
-            },
+        let next = if self.llr_port(p) {
+            self.llr_next_frame(p)
+        } else {
+            self.next_frame(p)
         };
-        if self.cbfc.on() {
-            self.cbfc_sent(p, &pkt);
-        }
+        let Some(pkt) = next else {
+            return;
+        };
         self.mirror(p, true, &pkt);
         let d = self.net.ports[p.idx()].begin_tx(pkt, self.now);
         self.schedule(self.now + d, Event::TxDone(p));
+    }
+
+    /// Does the cable leaving `p` run link level retry?
+    #[inline]
+    pub(super) fn llr_port(&self, p: PortId) -> bool {
+        !self.net.llr.is_empty() && self.net.llr[p.idx()].is_some()
+    }
+
+    /// The frame idle port `p` sends next: a switch's queued frame, or on a host its queued
+    /// control frames and then the NIC's next data packet.
+    #[inline]
+    pub(super) fn next_frame(&mut self, p: PortId) -> Option<Packet> {
+        if self.cbfc.on() {
+            self.cbfc_gate(p); // CBFC: VCs short of credit are not served
+        }
+        let pkt = match self.net.roles[self.net.port_node[p.idx()].idx()] {
+            Role::Switch(s) => self.switch_dequeue(s, p),
+            // A NIC whose cable is down has no carrier: it sends nothing (its transport's
+            // timers still run, and give up as they would).
+            Role::Host(_) if !self.net.port_up[p.idx()] => None,
+            Role::Host(h) => match self.net.ports[p.idx()].dequeue(&mut self.net.pool, self.now) {
+                Some(pkt) => Some(pkt),
+                None => match self.next_data(h, p) {
+                    Some(pkt) => Some(pkt),
+                    None => {
+                        self.nic_idle(h, p);
+                        None
+                    }
+                },
+            },
+        }?;
+        if self.cbfc.on() {
+            self.cbfc_sent(p, &pkt);
+        }
+        Some(pkt)
     }
 
     /// The next frame of switch egress `p`, ECN-marked at dequeue if its queue says so.
@@ -59,7 +80,9 @@ impl Sim<'_> {
         if pkt.charge != Charge::None {
             self.switch_departed(p, &pkt);
         }
-        if !self.net.port_up[p.idx()] {
+        if self.llr_port(p) && !self.llr_sent(p, &pkt) {
+            // a buffered frame's copy into a cut cable: its buffer was flushed already
+        } else if !self.net.port_up[p.idx()] {
             self.drop(pkt, DropReason::LinkDown, p);
         } else {
             self.net.ports[p.idx()].count_tx(&pkt);
@@ -78,9 +101,7 @@ impl Sim<'_> {
         };
         let range = self.net.node_ports[node.idx()].clone();
         let ports = &self.net.ports[range.start as usize..range.end as usize];
-        // Every XOFF sends a PFC frame: before the first, no ingress can be in XOFF.
-        let xoff_seen = self.totals.pfc_frames > 0;
-        if self.switches[s.idx()].departed(out, pkt, ports, xoff_seen) {
+        if self.switches[s.idx()].departed(out, pkt, ports) {
             self.xon(pkt.in_port, pkt.prio);
         }
         if self.cbfc.on() {
@@ -97,7 +118,27 @@ impl Sim<'_> {
         }
         self.totals.packet_hops += 1;
         let q = self.net.peer[p.idx()];
-        if self.net.links[p.idx()].corrupts(pkt.frame) {
+        let bad = self.net.links[p.idx()].corrupts(pkt.frame);
+        let mut pkt = pkt;
+        if self.llr_port(p) {
+            let l = self.net.llr[p.idx()].as_mut().expect("an LLR port");
+            let seq = l.wire.pop_front().unwrap_or(crate::llr::NONE);
+            if pkt.kind == Kind::LlrCtl {
+                // An ordered set, not a frame: no port or total counts it.
+                if !bad {
+                    self.mirror(q, false, &pkt);
+                }
+                return self.on_llr_ctl(q, &pkt, bad);
+            }
+            if seq != crate::llr::NONE {
+                // Numbered: LLR decides (a corrupted one is discarded here, replayed later).
+                match self.llr_receive(p, q, pkt, seq, bad) {
+                    Some(accepted) => pkt = accepted,
+                    None => return,
+                }
+            }
+        }
+        if bad {
             self.net.ports[q.idx()].counters.drops_link_error += 1;
             self.net.ports[q.idx()].counters.count_wire_loss(&pkt);
             if self.cbfc.on() {
@@ -228,8 +269,23 @@ impl Sim<'_> {
                     for end in [p, q] {
                         let to = self.net.peer[end.idx()];
                         for pkt in self.net.links[end.idx()].cut(&mut self.net.pool) {
-                            self.net.ports[to.idx()].counters.count_wire_loss(&pkt);
+                            let pkt = match self.llr_port(end) {
+                                true => match self.llr_cut(end, pkt) {
+                                    Some(pkt) => pkt,
+                                    None => continue,
+                                },
+                                false => pkt,
+                            };
+                            if pkt.kind != Kind::LlrCtl {
+                                self.net.ports[to.idx()].counters.count_wire_loss(&pkt);
+                            }
                             self.drop(pkt, DropReason::LinkDown, end);
+                        }
+                    }
+                    // LLR loses its buffers with the cable (PCS_LOST_TIMEOUT, taken as zero).
+                    for end in [p, q] {
+                        if self.llr_port(end) {
+                            self.llr_flush(end, DropReason::LinkDown);
                         }
                     }
                 }

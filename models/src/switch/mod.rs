@@ -54,6 +54,10 @@ pub struct Switch {
     dscp: Option<Box<DscpClasses>>,
     /// This switch's own random stream: WRED marking and the trim-tail choice draw from it.
     rng: SimRng,
+    /// One of its ingresses has entered XOFF in this run (before that, none can be in XOFF:
+    /// a departure need not read its ingress port's PFC state, which on a large fabric
+    /// missed the cache once per frame).
+    xoff_seen: bool,
 }
 
 /// What a switch did with an arriving frame.
@@ -102,7 +106,14 @@ impl Switch {
             edge_host,
             dscp: None,
             rng,
+            xoff_seen: false,
         }
+    }
+
+    /// One of this switch's ingresses entered XOFF.
+    #[inline]
+    pub fn note_xoff(&mut self) {
+        self.xoff_seen = true;
     }
 
     #[inline]
@@ -269,16 +280,13 @@ impl Switch {
     }
 
     /// `pkt` finished leaving egress `out`: its cells go back to the buffer. True when its
-    /// ingress priority group, in XOFF, may now resume (send XON). `ports` are this switch's;
-    /// `xoff_seen`: some ingress of the fabric has entered XOFF in this run. Without one, the
-    /// ingress port's PFC state is not read: on a large fabric that read missed the cache
-    /// once per frame.
+    /// ingress priority group, in XOFF, may now resume (send XON). `ports` are this switch's.
     #[inline]
-    pub fn departed(&mut self, out: PortId, pkt: &Packet, ports: &[Port], xoff_seen: bool) -> bool {
+    pub fn departed(&mut self, out: PortId, pkt: &Packet, ports: &[Port]) -> bool {
         let inl = self.local(pkt.in_port);
         self.mmu
             .release(inl, self.local(out), pkt.prio, pkt.frame, pkt.charge);
-        xoff_seen && ports[inl].xoff.mask.contains(pkt.prio) && self.mmu.allows_xon(inl, pkt.prio)
+        self.xoff_seen && ports[inl].xoff.mask.contains(pkt.prio) && self.mmu.allows_xon(inl, pkt.prio)
     }
 
     /// Lossless ingress PG bytes of `port` and their XOFF threshold now (telemetry).

@@ -392,6 +392,7 @@ fn a_lossless_pg_asks_for_xoff_at_its_threshold_spills_into_headroom_then_drops(
         let a = b.receive(1, &mut roce(0, 3, MTU));
         if let Verdict::Queued { xoff: true, .. } = a.verdict {
             b.net.ports[in_port.idx()].xoff.enter(b.now, 3);
+            b.sw.note_xoff();
         }
         let dropped = matches!(a.verdict, Verdict::Dropped { .. });
         verdicts.push(a.verdict);
@@ -444,6 +445,7 @@ fn a_paused_pg_resumes_when_its_occupancy_falls_below_xon_whatever_order_its_fra
         let a = b.receive(1, &mut roce(0, 3, MTU));
         if let Verdict::Queued { xoff: true, .. } = a.verdict {
             b.net.ports[in_port.idx()].xoff.enter(b.now, 3);
+            b.sw.note_xoff();
         }
     }
     let mut xon = Vec::new();
@@ -451,7 +453,7 @@ fn a_paused_pg_resumes_when_its_occupancy_falls_below_xon_whatever_order_its_fra
         let pkt = b.net.ports[out.idx()].dequeue(&mut b.net.pool, b.now).unwrap();
         let range = b.net.node_ports[b.sw.node.idx()].clone();
         let ports = &b.net.ports[range.start as usize..range.end as usize];
-        xon.push(b.sw.departed(out, &pkt, ports, true));
+        xon.push(b.sw.departed(out, &pkt, ports));
     }
     assert!(expected < n, "the test must resume before the queue drains");
     assert_eq!(xon.iter().position(|&x| x).map(|k| k as u64 + 1), Some(expected));

@@ -71,6 +71,9 @@ pub struct GraphLink {
     pub pre_fec_ber: f64,
     #[serde(default)]
     pub fec_latency: Option<Duration>,
+    /// Link level retry, as a cable's `llr` (`crate::llr`).
+    #[serde(default)]
+    pub llr: Option<crate::llr::LlrCable>,
     /// Parallel cables (a LAG, or a breakout's lanes cabled to one switch).
     #[serde(default = "one")]
     pub count: u32,
@@ -226,6 +229,7 @@ fn add(
             fec: l.fec,
             pre_fec_ber: l.pre_fec_ber,
             fec_latency: l.fec_latency,
+            llr: l.llr,
         };
         let delay = t.cable_delay(&key, &cfg)?;
         for _ in 0..l.count {
@@ -413,6 +417,7 @@ fn parse_edge_list(text: &str) -> Result<Parsed, (usize, String)> {
                     fec: None,
                     pre_fec_ber: 0.0,
                     fec_latency: None,
+                    llr: None,
                     count,
                 });
                 link_lines.push(line);

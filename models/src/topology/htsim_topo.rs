@@ -151,6 +151,7 @@ pub fn build(t: &mut Topology, file: &str, dir: &Path) -> Result<(), FieldError>
         fec: None,
         pre_fec_ber: 0.0,
         fec_latency: None,
+        llr: None,
     };
     let (t0, t1) = (tiers[0], tiers[1]);
     let hpt = t0.down;

@@ -49,6 +49,10 @@ pub struct LinkConfig {
     /// Latency the FEC adds per hop (default: the codewords its decoder must hold).
     #[serde(default)]
     pub fec_latency: Option<Duration>,
+    /// UE link level retry (`crate::llr`): `true`, each end's own `[a's, b's]`, or a table
+    /// `{ buffer, frames, replay_timer, replay_count }`.
+    #[serde(default)]
+    pub llr: Option<crate::llr::LlrCable>,
 }
 
 impl LinkConfig {
@@ -63,6 +67,7 @@ impl LinkConfig {
             fec: None,
             pre_fec_ber: 0.0,
             fec_latency: None,
+            llr: None,
         }
     }
 
@@ -241,6 +246,8 @@ pub struct LinkSpec {
     pub errors: crate::link::Errors,
     /// False when the ends' FEC modes differ: the cable never comes up.
     pub up: bool,
+    /// Link level retry, when both ends run it (`crate::llr`).
+    pub llr: Option<crate::llr::LlrConfig>,
 }
 
 /// Cables whose ends run different FEC modes, by the key that configured them.
@@ -271,6 +278,8 @@ pub struct Topology {
     pub fec_mismatches: Vec<FecMismatch>,
     /// Cables of 25G and up with bit errors before FEC and no FEC: (key, rate, bit error rate).
     pub unprotected: Vec<(String, BitRate, f64)>,
+    /// Cables with LLR on at one end only, by the key that configured them.
+    pub llr_mismatches: Vec<String>,
 }
 
 /// Largest fabric we agree to build (nodes), to turn typos like `k = 4000` into errors.
@@ -347,6 +356,13 @@ impl Topology {
     /// `l`'s propagation delay, checked under `key`; its FEC ends noted if they differ.
     fn cable_delay(&mut self, key: &str, l: &LinkConfig) -> Result<Duration, FieldError> {
         let d = l.delay(key)?;
+        if let Some(llr) = &l.llr {
+            llr.resolve(key, l.rate, l.hop_delay(d))?;
+            let key = format!("{key}.llr");
+            if llr.mismatched() && !self.llr_mismatches.contains(&key) {
+                self.llr_mismatches.push(key);
+            }
+        }
         if let Some(crate::fec::FecEnds::Each(ends)) = l.fec
             && ends[0] != ends[1]
         {
@@ -372,17 +388,20 @@ impl Topology {
             }
         }
         let fec = l.agreed_fec();
+        let hop = l.hop_delay(delay);
+        let llr = l.llr.and_then(|c| c.resolve("", l.rate, hop).ok().flatten());
         self.links.push(LinkSpec {
             a,
             b,
             rate: l.rate,
-            delay: l.hop_delay(delay),
+            delay: hop,
             errors: crate::link::Errors {
                 loss: l.loss,
                 ber: l.ber,
                 fec: crate::fec::BitErrors::new(l.pre_fec_ber, fec.unwrap_or_default()),
             },
             up: fec.is_some(),
+            llr,
         });
     }
 

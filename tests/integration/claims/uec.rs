@@ -1,4 +1,4 @@
-//! Claims of uec-incast, victim-flow, websearch-load, ber-dac.
+//! Claims of uec-incast, victim-flow, websearch-load, ber-dac, llr-ber.
 
 use super::*;
 
@@ -272,6 +272,183 @@ fn ber_dac() {
     r.check(
         o.status.code() == Some(8) && err.contains("ber-without-fec") && err.contains("fec = \"rs-528\""),
         "sim check warns that the FEC is off",
+        err,
+    );
+}
+
+#[test]
+fn llr_ber() {
+    let r = run("llr-ber", &[], 0);
+    let (roce, uet) = ("rocev2-go-back-n", "uet-selective-repeat");
+    // "with LLR neither transport resends anything end to end (no drops, no retransmissions)".
+    for v in [roce, uet] {
+        r.exactly("no drops with LLR", r.num(v, "drops"), 0.0);
+        r.exactly(
+            "no retransmissions with LLR",
+            r.num(v, "retransmitted_packets"),
+            0.0,
+        );
+        // "Every frame the cable corrupted shows at h1 as both drop_link_error and
+        // llr_rx_bad, and h0 replayed on each NACK (llr_tx_replay)".
+        let bad = r.counter(v, "h1", "to-h0", "llr_rx_bad");
+        r.check(bad > 0.0, "frames were corrupted", bad);
+        r.exactly(
+            "drop_link_error = llr_rx_bad at h1",
+            r.counter(v, "h1", "to-h0", "drop_link_error"),
+            bad,
+        );
+        let nacks = r.counter(v, "h0", "to-h1", "llr_rx_nack_ctl_os");
+        let replays = r.counter(v, "h0", "to-h1", "llr_tx_replay");
+        r.check(
+            nacks > 0.0 && replays >= nacks,
+            "h0 replayed on each NACK",
+            replays,
+        );
+    }
+    // "RoCEv2 finishes the 8 MB in 0.70 ms, within 10 % of its clean 0.65 ms".
+    let clean = run("llr-ber", &["--set", "topology.link.pre_fec_ber=0"], 0);
+    let clean_fct = |v: &str| clean.flows_of(v)[0].fct();
+    let roce_fct = r.flows_of(roce)[0].fct();
+    r.about("RoCEv2 finishes in 0.70 ms", roce_fct, 0.70 * MS, 0.01 / 0.70);
+    r.about("its clean 0.65 ms", clean_fct(roce), 0.65 * MS, 0.01);
+    r.check(
+        roce_fct <= 1.10 * clean_fct(roce),
+        "RoCEv2 within 10 % of clean",
+        roce_fct,
+    );
+    // "where on the same cable without LLR ... it waits out ACK timeouts and takes over 60 ms".
+    let off = run("llr-ber", &["--set", "topology.link.llr=false"], 0);
+    let off_roce = off.flows_of(roce)[0].fct();
+    r.check(
+        off_roce > 60.0 * MS,
+        "RoCEv2 without LLR takes over 60 ms",
+        off_roce,
+    );
+    r.check(
+        off.num(roce, "rtos") > 0.0,
+        "it waits out ACK timeouts",
+        off.num(roce, "rtos"),
+    );
+    // "UET finishes within 10 % of its clean time with LLR or without it, and a little sooner
+    // without (0.68 ms against 0.71 ms)".
+    let (with, without) = (r.flows_of(uet)[0].fct(), off.flows_of(uet)[0].fct());
+    let uet_clean = clean_fct(uet);
+    r.check(
+        with <= 1.10 * uet_clean && without <= 1.10 * uet_clean,
+        "UET within 10 % of clean either way",
+        format!("{with} and {without} ns against {uet_clean} ns"),
+    );
+    r.about("UET without LLR: 0.68 ms", without, 0.68 * MS, 0.01 / 0.68);
+    r.about("UET with LLR: 0.71 ms", with, 0.71 * MS, 0.01 / 0.71);
+    r.check(without < with, "UET a little sooner without LLR", without);
+    // "two 4 KiB frames on this 3 m cable": the NACK is back within a frame's serialization.
+    let ser = ns(roce_wire(4096.0, 4096.0), 100.0);
+    let back = 2.0 * 15.0 + 0.64 + ns(ROCE_ACK_WIRE, 100.0);
+    r.exactly(
+        "frames started before the NACK is back",
+        ((ser + back) / ser).ceil(),
+        2.0,
+    );
+    // "With no bit errors LLR costs RoCEv2 about 1.25 us: an 8 B ordered set (0.64 ns) on h0's
+    // wire for each of the 1,954 ACKs h1 sends".
+    let plain = run(
+        "llr-ber",
+        &[
+            "--set",
+            "topology.link.pre_fec_ber=0",
+            "--set",
+            "topology.link.llr=false",
+        ],
+        0,
+    );
+    let acks = clean.counter(roce, "h1", "to-h0", "tx_packets");
+    r.exactly("1,954 ACKs", acks, 1954.0);
+    r.about("8 B at 100G", ns(8.0, 100.0), 0.64, 0.0);
+    let cost = clean_fct(roce) - plain.flows_of(roce)[0].fct();
+    r.about("LLR costs RoCEv2 about 1.25 us", cost, 1.25 * US, 0.01);
+    r.about("an ordered set per ACK", cost, acks * 0.64, 0.01);
+    // "With RS(528,514) ... each transport finishes in its clean time with LLR plus 51.2 ns".
+    let coded = run("llr-ber", &["--set", "topology.link.fec=\"rs-528\""], 0);
+    for v in [roce, uet] {
+        coded.exactly("no frame corrupted under RS(528,514)", coded.num(v, "drops"), 0.0);
+        coded.exactly(
+            "no replay under RS(528,514)",
+            coded.counter(v, "h0", "to-h1", "llr_tx_replay"),
+            0.0,
+        );
+        coded.about(
+            "its clean time with LLR plus 51.2 ns",
+            coded.flows_of(v)[0].fct() - clean_fct(v),
+            51.2,
+            0.01,
+        );
+    }
+    // "At 1e-5 (28 % of 4 KiB frames corrupted) ... LLR gives up on some frames after 3
+    // replays in a row (llr_tx_flush) and the transports resend them end to end; both still
+    // finish, in about 2 ms".
+    let frame = roce_wire(4096.0, 4096.0) - 20.0;
+    r.about(
+        "28 % of 4 KiB frames",
+        1.0 - (1.0f64 - 1e-5).powf(frame * 8.0),
+        0.28,
+        0.01 / 0.28,
+    );
+    let high = run("llr-ber", &["--set", "topology.link.pre_fec_ber=1e-5"], 0);
+    for v in [roce, uet] {
+        high.check(
+            high.counter(v, "h0", "to-h1", "llr_tx_flush") > 0.0,
+            "LLR gives up on some frames",
+            0,
+        );
+        high.check(
+            high.num(v, "retransmitted_packets") > 0.0,
+            "the transports resend them",
+            0,
+        );
+        high.about(
+            "both finish in about 2 ms",
+            high.flows_of(v)[0].fct(),
+            2.0 * MS,
+            0.05,
+        );
+    }
+    // "where without LLR RoCEv2 does not finish within the 1 s run and UET's selective repeat
+    // finishes in under 1.1 ms".
+    let high_off = run(
+        "llr-ber",
+        &[
+            "--set",
+            "topology.link.pre_fec_ber=1e-5",
+            "--set",
+            "topology.link.llr=false",
+        ],
+        5,
+    );
+    high_off.check(
+        high_off.flows_of(roce)[0].fct_ns.is_none(),
+        "RoCEv2 without LLR does not finish",
+        0,
+    );
+    let u = high_off.flows_of(uet)[0].fct();
+    high_off.check(u < 1.1 * MS, "UET alone finishes in under 1.1 ms", u);
+    // "each corrupted replay waits out the 5 us replay timer".
+    high.check(
+        high.counter(uet, "h0", "to-h1", "llr_tx_replay_timer") > 0.0,
+        "replays by the timer",
+        0,
+    );
+    // "`sim check` with LLR on one end only ... warns (llr-mismatch)".
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/llr-ber.toml");
+    let o = sim(&[
+        "check",
+        file.to_str().unwrap(),
+        "--set",
+        "topology.link.llr=[true, false]",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    r.check(
+        o.status.code() == Some(8) && err.contains("llr-mismatch") && err.contains("without LLR"),
+        "sim check warns of one-sided LLR",
         err,
     );
 }

@@ -46,6 +46,19 @@ pub fn check(topo: &Topology, out: &mut Vec<Finding>) {
             ),
         });
     }
+    for key in &topo.llr_mismatches {
+        out.push(Finding {
+            level: Level::Warning,
+            id: "llr-mismatch",
+            key: key.clone(),
+            file: None,
+            problem: "link level retry is on at one end only: the other never echoes LLR_INIT, \
+                      so the cable runs without LLR (frames sent best effort, as SAI's \
+                      INIT_LLR_FRAME_ACTION default says) and a corrupted frame is lost end to end"
+                .to_string(),
+            fix: "llr = true on both ends (or false on both)".to_string(),
+        });
+    }
     let down = topo.links.iter().filter(|l| !l.up).count();
     for m in &topo.fec_mismatches {
         out.push(Finding {

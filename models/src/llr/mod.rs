@@ -1,0 +1,532 @@
+//! UE link level retry (LLR) on one direction of a cable: the sender's replay buffer and
+//! replay timer, the receiver's sequence check, and the LLR_ACK / LLR_NACK between them.
+//!
+//! The UE 1.0 specification's own text (its link layer chapter, section 5.1) is not readable
+//! from here; this model follows the public descriptions of it, each cited where it is used:
+//! - \[SAI\] the SAI proposal "Link Layer Retry (LLR)" by the UEC management working group
+//!   (opencomputeproject/SAI, `doc/LLR/SAI-Link_Layer_Retry.md`, SAI 1.18): sequence numbers in
+//!   the preamble, cumulative LLR_ACKs and LLR_NACKs in control ordered sets (CtlOS), go-back-N
+//!   replay, the replay timer, `REPLAY_COUNT_MAX`, the FLUSH state, the port profile
+//!   (`OUTSTANDING_FRAMES_MAX`, `OUTSTANDING_BYTES_MAX`, `CTLOS_TARGET_SPACING` 2048 B) and the
+//!   `SAI_PORT_STAT_LLR_*` counters this model names its own after.
+//! - \[HLD\] SONiC's "Link Layer Retry" design (sonic-net/SONiC `doc/llr/Link_Layer_Retry_Design.md`)
+//!   and its `llr_profile_lookup.ini.sample`: profile values per speed and cable (200G, 5 m:
+//!   61 frames, 31,184 B, replay timer 5,000 ns, 3 replays).
+//! - \[TP\] SONiC's LLR test plan (`LLR_Testplan.md`): NACKs and replays go on while PFC pauses
+//!   new frames; ACK and NACK counters; replays bounded by the replay count.
+//! - \[OS\] A UE link-format data model (packet taxonomy "UE+ Link Layer Formats", citing UE 1.0.1
+//!   section 5.1.4, tables 5-7 and 5-8): LLR_ACK and LLR_NACK are 8 B 64b/66b control blocks
+//!   carrying a 20-bit sequence number.
+//! - The UE overview paper (Hoefler et al., "Ultra Ethernet's Design Principles and
+//!   Architectural Innovations", arXiv 2508.08906): LLR as the link layer's answer to
+//!   uncorrectable frames, below UET's end-to-end recovery.
+//!
+//! What the model does, per frame: a frame the sender puts on an LLR cable gets the next link
+//! sequence number and a copy in the replay buffer (bounded in frames and bytes \[SAI\]; a full
+//! buffer holds new frames back until an ACK frees room: inferred, `docs/link-layer.md`). The
+//! receiver accepts the expected number with a good FCS and acknowledges cumulatively; a bad
+//! FCS or a gap sends one LLR_NACK carrying the last good number, after which the receiver
+//! discards everything until the expected number comes back \[SAI\]. The sender replays every
+//! frame after the NACKed number (go-back-N [SAI, HLD]); the replay timer replays the whole
+//! buffer when no ACK or NACK made progress \[SAI\]. More than `replay_count` replays in a row
+//! flush the buffer: those frames are lost end to end, and LLR starts over \[SAI\].
+//!
+//! The hub (`sim/llr.rs`) puts the frames and ordered sets on the wire; this file decides.
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use sim_core::{BitRate, Bytes, Duration, Time};
+use std::collections::VecDeque;
+
+/// The replay buffer's default depth in time at the line rate: \[HLD\]'s sample profiles hold
+/// 1.18 to 1.25 us of the line rate on a 5 m cable (31,184 B at 200G, 58,768 B at 400G).
+pub const BUFFER_TIME: Duration = Duration::from_ns(1_200);
+/// Bytes per frame the default frame limit allows: \[HLD\]'s samples give one frame per 511 B
+/// (61 frames for 31,184 B; 115 for 58,768 B; 264 for 135,000 B).
+pub const BYTES_PER_FRAME: u64 = 512;
+/// The replay timer of \[HLD\]'s sample profiles: 5,000 ns (5,500 ns on 40 m cables).
+pub const REPLAY_TIMER: Duration = Duration::from_ns(5_000);
+/// Replays in a row before the sender flushes, as \[HLD\]'s samples set it (SAI's default is 1).
+pub const REPLAY_COUNT: u32 = 3;
+/// Bytes of received frames between two LLR_ACKs: SAI's `CTLOS_TARGET_SPACING` default.
+pub const ACK_SPACING: u32 = 2_048;
+/// Most replay timer \[HLD\] allows: 65,535 ns.
+const MAX_REPLAY_TIMER: Duration = Duration::from_ns(65_535);
+/// Most frames \[HLD\] allows outstanding (524,288).
+const MAX_FRAMES: u32 = 524_288;
+
+/// `llr` on a cable as written: `true`, `[true, false]` (each end's own), or a table of
+/// settings (both ends on).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LlrCable {
+    /// Each end's LLR on or off (`a`, `b`).
+    pub ends: [bool; 2],
+    pub settings: LlrSettings,
+}
+
+/// An LLR profile's settings, as SONiC's `LLR_PROFILE` names them \[HLD\]; unset: the defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlrSettings {
+    /// Replay buffer in bytes (`max_outstanding_bytes`).
+    #[serde(default)]
+    pub buffer: Option<Bytes>,
+    /// Replay buffer in frames (`max_outstanding_frames`).
+    #[serde(default)]
+    pub frames: Option<u32>,
+    /// Replay timer (`max_replay_timer`).
+    #[serde(default)]
+    pub replay_timer: Option<Duration>,
+    /// Replays in a row before a flush (`max_replay_count`).
+    #[serde(default)]
+    pub replay_count: Option<u32>,
+}
+
+impl<'de> Deserialize<'de> for LlrCable {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = LlrCable;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "true, false, [a's, b's] or a table { buffer, frames, replay_timer, replay_count }",
+                )
+            }
+            fn visit_bool<E: de::Error>(self, on: bool) -> Result<LlrCable, E> {
+                Ok(LlrCable {
+                    ends: [on, on],
+                    settings: LlrSettings::default(),
+                })
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<LlrCable, A::Error> {
+                let a = s
+                    .next_element()?
+                    .ok_or_else(|| de::Error::invalid_length(0, &self))?;
+                let b = s
+                    .next_element()?
+                    .ok_or_else(|| de::Error::invalid_length(1, &self))?;
+                if s.next_element::<bool>()?.is_some() {
+                    return Err(de::Error::invalid_length(3, &self));
+                }
+                Ok(LlrCable {
+                    ends: [a, b],
+                    settings: LlrSettings::default(),
+                })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<LlrCable, A::Error> {
+                let settings = LlrSettings::deserialize(de::value::MapAccessDeserializer::new(m))?;
+                Ok(LlrCable {
+                    ends: [true, true],
+                    settings,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One cable direction's LLR profile, resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LlrConfig {
+    /// Most frame bytes outstanding (sent, not yet acknowledged).
+    pub buffer: u64,
+    /// Most frames outstanding.
+    pub frames: u32,
+    pub replay_timer: Duration,
+    pub replay_count: u32,
+}
+
+impl LlrCable {
+    /// The profile both ends run on a cable of `rate` with one-way `delay` (propagation and
+    /// FEC), or None when an end has LLR off (an LLR_INIT never echoed leaves the sender in
+    /// INIT, sending frames best effort \[SAI\]: the cable runs without LLR). Bad numbers are
+    /// errors naming `key.llr.<setting>`.
+    pub fn resolve(
+        &self,
+        key: &str,
+        rate: BitRate,
+        delay: Duration,
+    ) -> Result<Option<LlrConfig>, crate::error::FieldError> {
+        let s = &self.settings;
+        let err = |k: &str, m: String| crate::error::FieldError::new(format!("{key}.llr.{k}"), m);
+        if let Some(b) = s.buffer
+            && !(crate::packet::MIN_FRAME as u64..=u32::MAX as u64).contains(&b.0)
+        {
+            return Err(err(
+                "buffer",
+                format!("must be 64B to 4294967295B (SAI's u32), got {b}"),
+            ));
+        }
+        if let Some(f) = s.frames
+            && !(1..=MAX_FRAMES).contains(&f)
+        {
+            return Err(err("frames", format!("must be 1 to {MAX_FRAMES}, got {f}")));
+        }
+        if let Some(t) = s.replay_timer
+            && (t == Duration::ZERO || t > MAX_REPLAY_TIMER)
+        {
+            return Err(err(
+                "replay_timer",
+                format!("must be over 0 and at most 65535ns, got {t}"),
+            ));
+        }
+        if let Some(c) = s.replay_count
+            && !(1..=255).contains(&c)
+        {
+            return Err(err("replay_count", format!("must be 1 to 255, got {c}")));
+        }
+        if self.ends != [true, true] {
+            return Ok(None);
+        }
+        let buffer = s
+            .buffer
+            .map_or_else(|| rate.bytes_in(BUFFER_TIME + delay + delay), |b| b.0)
+            .max(crate::packet::MIN_FRAME as u64);
+        Ok(Some(LlrConfig {
+            buffer,
+            frames: s
+                .frames
+                .unwrap_or_else(|| buffer.div_ceil(BYTES_PER_FRAME).min(MAX_FRAMES as u64) as u32),
+            replay_timer: s.replay_timer.unwrap_or(REPLAY_TIMER),
+            replay_count: s.replay_count.unwrap_or(REPLAY_COUNT),
+        }))
+    }
+
+    /// True when the ends disagree (a configuration finding).
+    pub fn mismatched(&self) -> bool {
+        self.ends[0] != self.ends[1]
+    }
+}
+
+/// Counters of one cable direction, named as SAI's `SAI_PORT_STAT_LLR_*` \[SAI\]: the `tx_`
+/// ones belong to the sending port, the `rx_` ones to the receiving port (an ACK or NACK is
+/// sent by the receiver: `tx_ack_ctl_os` is counted at the receiving port).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LlrCounters {
+    /// LLR frames put on the wire with a good FCS (replays included).
+    pub tx_ok: u64,
+    /// Replays the sender started (by a NACK or the replay timer).
+    pub tx_replay: u64,
+    /// Of them, started by the replay timer (not an SAI counter).
+    pub tx_replay_timer: u64,
+    /// Times the sender flushed its buffer after `replay_count` replays (SAI reports the
+    /// FLUSH state as a port error status, not a counter).
+    pub tx_flush: u64,
+    /// Frames a flush gave up on: lost end to end (not an SAI counter).
+    pub tx_flushed: u64,
+    /// Frames held back because the replay buffer was full (not an SAI counter).
+    pub tx_held: u64,
+    /// Frames too large for an empty replay buffer, sent unprotected (not an SAI counter).
+    pub tx_unprotected: u64,
+    pub rx_ok: u64,
+    /// Frames received with a bad FCS.
+    pub rx_bad: u64,
+    pub rx_expected_seq_good: u64,
+    pub rx_expected_seq_bad: u64,
+    /// Frames whose number showed a missing frame before them.
+    pub rx_missing_seq: u64,
+    /// Frames received again (numbers already accepted).
+    pub rx_duplicate_seq: u64,
+    /// Replays the receiver saw start (the expected frame back after a NACK).
+    pub rx_replay: u64,
+    pub tx_ack_ctl_os: u64,
+    pub tx_nack_ctl_os: u64,
+    pub rx_ack_ctl_os: u64,
+    pub rx_nack_ctl_os: u64,
+    /// ACKs and NACKs for this sender lost to bit errors on the way (not an SAI counter).
+    pub ctl_os_lost: u64,
+}
+
+/// What the receiver does with a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rx {
+    /// Pass it up, as the cable delivered it.
+    Accept,
+    /// Drop it here: the sender still holds a copy.
+    Discard,
+}
+
+/// An ordered set the receiver sends back: an ACK or NACK of this sequence number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ctl {
+    pub nack: bool,
+    pub seq: u32,
+}
+
+/// What the sender must do after an ACK, NACK or timer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TxAction {
+    /// Room freed or a replay started: try to transmit.
+    pub wake: bool,
+    /// Replays in a row passed `replay_count`: flush.
+    pub flush: bool,
+}
+
+/// No sequence number: a frame LLR does not cover (PFC, ordered sets, oversized frames).
+pub const NONE: u32 = u32::MAX;
+
+/// LLR on one cable direction: the sending port's replay buffer and timer, the receiving
+/// port's sequence state, and their counters. Boxed, one per LLR port ([`crate::link::Link`]
+/// stays small).
+#[derive(Debug)]
+pub struct Llr {
+    pub cfg: LlrConfig,
+    /// Frames sent and not yet acknowledged, oldest first; `buf[0]` has number `base`.
+    buf: VecDeque<crate::packet::Packet>,
+    base: u32,
+    buf_bytes: u64,
+    /// Next buffered frame to replay (`buf.len()`: none).
+    cursor: usize,
+    /// Replays since the last progress.
+    replays: u32,
+    /// When the replay timer expires (None: stopped), and when its one event is due.
+    deadline: Option<Time>,
+    pub timer_event: Option<Time>,
+    /// A frame taken from the queue that did not fit the buffer: it goes first once it does.
+    pub staged: Option<crate::packet::Packet>,
+    /// The number of the frame in service ([`NONE`] if LLR does not cover it).
+    pub in_service: u32,
+    /// The number of each frame on the cable, in order ([`NONE`] for uncovered ones).
+    pub wire: VecDeque<u32>,
+    /// Receiver: the next number expected; after a NACK, discarding until it comes.
+    expected: u32,
+    nack_sent: bool,
+    /// Receiver: bytes accepted since the last ACK, and a duplicate that wants one.
+    unacked: u32,
+    owe_ack: bool,
+    pub counters: LlrCounters,
+}
+
+impl Llr {
+    pub fn new(cfg: LlrConfig) -> Llr {
+        Llr {
+            cfg,
+            buf: VecDeque::with_capacity(cfg.frames.min(4096) as usize),
+            base: 0,
+            buf_bytes: 0,
+            cursor: 0,
+            replays: 0,
+            deadline: None,
+            timer_event: None,
+            staged: None,
+            in_service: NONE,
+            wire: VecDeque::with_capacity(64),
+            expected: 0,
+            nack_sent: false,
+            unacked: 0,
+            owe_ack: false,
+            counters: LlrCounters::default(),
+        }
+    }
+
+    /// The next number the sender gives.
+    fn next_seq(&self) -> u32 {
+        self.base + self.buf.len() as u32
+    }
+
+    /// A frame of `bytes` never fits, even in an empty buffer: it goes unprotected.
+    pub fn oversized(&self, bytes: u16) -> bool {
+        bytes as u64 > self.cfg.buffer
+    }
+
+    /// Does a new frame of `bytes` fit now?
+    pub fn fits(&self, bytes: u16) -> bool {
+        self.buf.len() < self.cfg.frames as usize && self.buf_bytes + bytes as u64 <= self.cfg.buffer
+    }
+
+    /// The next frame to replay, if a replay is under way (a copy; it keeps its number).
+    pub fn next_replay(&mut self) -> Option<crate::packet::Packet> {
+        let p = *self.buf.get(self.cursor)?;
+        self.in_service = self.base + self.cursor as u32;
+        self.cursor += 1;
+        Some(p)
+    }
+
+    /// A new frame starts: it takes the next number and a place in the buffer (the caller
+    /// checked it [`Llr::fits`]). Starts the replay timer if it was stopped.
+    pub fn send_new(&mut self, p: crate::packet::Packet, now: Time) {
+        self.in_service = self.next_seq();
+        self.buf_bytes += p.frame as u64;
+        // The copy owns no switch buffer: the frame's cells are freed when it first leaves.
+        let mut copy = p;
+        copy.charge = crate::packet::Charge::None;
+        self.buf.push_back(copy);
+        self.cursor = self.buf.len();
+        if self.deadline.is_none() {
+            self.deadline = Some(now + self.cfg.replay_timer);
+        }
+    }
+
+    /// The frame in service left: its number goes on the wire with it.
+    pub fn sent(&mut self) -> u32 {
+        let s = std::mem::replace(&mut self.in_service, NONE);
+        if s != NONE {
+            self.counters.tx_ok += 1;
+        }
+        self.wire.push_back(s);
+        s
+    }
+
+    /// Free every frame up to and including `seq`; progress resets the replay count.
+    fn free_through(&mut self, seq: u32, now: Time) -> bool {
+        if seq == NONE || seq < self.base || seq >= self.next_seq() {
+            return false; // stale, or nothing sent yet
+        }
+        let n = (seq - self.base + 1) as usize;
+        for p in self.buf.drain(..n) {
+            self.buf_bytes -= p.frame as u64;
+        }
+        self.base = seq + 1;
+        self.cursor = self.cursor.saturating_sub(n);
+        self.replays = 0;
+        self.deadline = (!self.buf.is_empty()).then(|| now + self.cfg.replay_timer);
+        true
+    }
+
+    /// An LLR_ACK or LLR_NACK arrived at the sender.
+    pub fn on_ctl(&mut self, c: Ctl, now: Time) -> TxAction {
+        if c.nack {
+            self.counters.rx_nack_ctl_os += 1;
+            self.free_through(c.seq, now);
+            self.replay(now, false)
+        } else {
+            self.counters.rx_ack_ctl_os += 1;
+            TxAction {
+                wake: self.free_through(c.seq, now),
+                flush: false,
+            }
+        }
+    }
+
+    /// Go back to the oldest unacknowledged frame [SAI: go-back-N]; past `replay_count`
+    /// replays in a row, flush.
+    fn replay(&mut self, now: Time, timer: bool) -> TxAction {
+        if self.buf.is_empty() {
+            return TxAction::default();
+        }
+        self.replays += 1;
+        if self.replays > self.cfg.replay_count {
+            return TxAction {
+                wake: true,
+                flush: true,
+            };
+        }
+        self.counters.tx_replay += 1;
+        self.counters.tx_replay_timer += timer as u64;
+        self.cursor = 0;
+        self.deadline = Some(now + self.cfg.replay_timer);
+        TxAction {
+            wake: true,
+            flush: false,
+        }
+    }
+
+    /// The replay timer's event at `now`: expire, or say when to look again.
+    pub fn on_timer(&mut self, now: Time) -> (TxAction, Option<Time>) {
+        self.timer_event = None;
+        match self.deadline {
+            Some(d) if d <= now => (self.replay(now, true), self.arm()),
+            Some(_) => (TxAction::default(), self.arm()),
+            None => (TxAction::default(), None),
+        }
+    }
+
+    /// The time the timer's one event must be scheduled for, if none is pending.
+    pub fn arm(&mut self) -> Option<Time> {
+        match (self.deadline, self.timer_event) {
+            (Some(d), None) => {
+                self.timer_event = Some(d);
+                Some(d)
+            }
+            _ => None,
+        }
+    }
+
+    /// Give up on the buffer: frames the receiver has not accepted are returned (lost end to
+    /// end), and both ends start over at the next number (re-initialised at once: inferred).
+    pub fn flush(&mut self) -> impl Iterator<Item = crate::packet::Packet> + '_ {
+        let accepted = self.expected.saturating_sub(self.base).min(self.buf.len() as u32) as usize;
+        let next = self.next_seq();
+        self.counters.tx_flush += 1;
+        self.counters.tx_flushed += (self.buf.len() - accepted) as u64;
+        (self.base, self.expected, self.nack_sent) = (next, next, false);
+        (self.cursor, self.replays, self.deadline, self.buf_bytes) = (0, 0, None, 0);
+        self.unacked = 0;
+        self.buf.drain(..).skip(accepted)
+    }
+
+    /// Frames buffered that the receiver has not accepted: where the fabric's packets live
+    /// between a discard and their replay (invariants).
+    pub fn unaccepted(&self) -> impl Iterator<Item = &crate::packet::Packet> {
+        let accepted = self.expected.saturating_sub(self.base) as usize;
+        self.buf.iter().skip(accepted)
+    }
+
+    /// Receiver: a frame numbered `seq` arrived, `bad` when its FCS failed; `last` when no
+    /// other frame follows it on the cable (the ACK need not wait for more). Returns what to
+    /// do with it and the ordered set to send back, if any [SAI: go-back-N receiver].
+    pub fn receive(&mut self, seq: u32, bad: bool, bytes: u16, last: bool) -> (Rx, Option<Ctl>) {
+        let c = &mut self.counters;
+        if bad {
+            c.rx_bad += 1;
+        } else {
+            c.rx_ok += 1;
+        }
+        if seq == self.expected {
+            if bad {
+                c.rx_expected_seq_bad += 1;
+                return (Rx::Discard, self.nack());
+            }
+            c.rx_expected_seq_good += 1;
+            if self.nack_sent {
+                c.rx_replay += 1;
+                self.nack_sent = false;
+            }
+            self.expected += 1;
+            self.unacked += bytes as u32;
+            return (Rx::Accept, self.ack(last));
+        }
+        if seq < self.expected {
+            c.rx_duplicate_seq += 1;
+            self.owe_ack = true;
+            return (Rx::Discard, if self.nack_sent { None } else { self.ack(last) });
+        }
+        c.rx_missing_seq += 1;
+        (Rx::Discard, self.nack())
+    }
+
+    /// One NACK per error; then silence until the expected frame is back \[SAI\].
+    fn nack(&mut self) -> Option<Ctl> {
+        if self.nack_sent {
+            return None;
+        }
+        self.nack_sent = true;
+        (self.unacked, self.owe_ack) = (0, false);
+        self.counters.tx_nack_ctl_os += 1;
+        Some(Ctl {
+            nack: true,
+            seq: self.expected.wrapping_sub(1),
+        })
+    }
+
+    /// A cumulative ACK once `ACK_SPACING` bytes were accepted, or at the end of a burst.
+    fn ack(&mut self, last: bool) -> Option<Ctl> {
+        if self.unacked < ACK_SPACING && !(last && (self.unacked > 0 || self.owe_ack)) {
+            return None;
+        }
+        (self.unacked, self.owe_ack) = (0, false);
+        self.counters.tx_ack_ctl_os += 1;
+        Some(Ctl {
+            nack: false,
+            seq: self.expected.wrapping_sub(1),
+        })
+    }
+
+    /// Frames waiting in the buffer (sent, unacknowledged) and their bytes.
+    pub fn outstanding(&self) -> (usize, u64) {
+        (self.buf.len(), self.buf_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests;

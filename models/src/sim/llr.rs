@@ -1,0 +1,197 @@
+//! Link level retry on the wire (`crate::llr` decides): an LLR port picks its next frame
+//! (ordered sets and PFC first, then a replay, then new frames while the replay buffer has
+//! room), numbers what it sends, and the far end accepts, discards, acknowledges or NACKs.
+//!
+//! Accounting: a frame LLR discards at the receiver was not lost, its sender still holds it,
+//! so it is counted in `Totals::llr_discarded` (not a drop), and each copy the replay buffer
+//! puts back into the fabric in `Totals::llr_copies`: sent + copies = delivered + dropped +
+//! discarded + in flight. A flush gives its frames up as drops (one copy each, dropped).
+
+use super::{Event, Sim};
+use crate::drop::DropReason;
+use crate::ids::PortId;
+use crate::llr::{Ctl, NONE, Rx};
+use crate::packet::{Kind, Packet};
+
+impl Sim<'_> {
+    /// The next frame of LLR port `p`: control first (PFC frames and ordered sets are never
+    /// held \[TP\]), then a replay (which PFC does not pause \[TP\]), then a frame held for room,
+    /// then a new frame, if the replay buffer has room for it.
+    pub(super) fn llr_next_frame(&mut self, p: PortId) -> Option<Packet> {
+        if let Some(pkt) = self.net.ports[p.idx()].dequeue_control(&mut self.net.pool) {
+            return Some(pkt);
+        }
+        if !self.net.port_up[p.idx()] {
+            // No carrier, no LLR: what a switch still sends is lost with the cable.
+            return self.next_frame(p);
+        }
+        let now = self.now;
+        let l = self.net.llr[p.idx()].as_mut().expect("an LLR port");
+        if let Some(pkt) = l.next_replay() {
+            self.totals.llr_copies += 1;
+            self.totals.llr_copy_bytes += pkt.frame as u64;
+            return Some(pkt);
+        }
+        if let Some(s) = l.staged {
+            if !l.fits(s.frame) {
+                return None;
+            }
+            l.staged = None;
+            l.send_new(s, now);
+            self.llr_arm(p);
+            return Some(s);
+        }
+        let pkt = self.next_frame(p)?;
+        let l = self.net.llr[p.idx()].as_mut().expect("an LLR port");
+        if l.oversized(pkt.frame) {
+            l.counters.tx_unprotected += 1;
+            return Some(pkt);
+        }
+        if !l.fits(pkt.frame) {
+            l.counters.tx_held += 1;
+            l.staged = Some(pkt);
+            return None;
+        }
+        l.send_new(pkt, now);
+        self.llr_arm(p);
+        Some(pkt)
+    }
+
+    /// Schedule the replay timer's one event of port `p`, if it needs one.
+    fn llr_arm(&mut self, p: PortId) {
+        if let Some(at) = self.net.llr[p.idx()].as_mut().and_then(|l| l.arm()) {
+            self.schedule(at, Event::LlrTimer(p));
+        }
+    }
+
+    /// The frame in service on LLR port `p` left: its link number goes on the wire with it.
+    /// Returns false for a copy of a buffered frame that a down cable swallows (the buffer
+    /// was flushed when the cable went down: that copy is not a second loss).
+    pub(super) fn llr_sent(&mut self, p: PortId, pkt: &Packet) -> bool {
+        let l = self.net.llr[p.idx()].as_mut().expect("an LLR port");
+        if !self.net.port_up[p.idx()] {
+            if pkt.kind == Kind::LlrCtl {
+                return false; // not a frame: nothing to count
+            }
+            if std::mem::replace(&mut l.in_service, NONE) == NONE {
+                return true;
+            }
+            self.totals.llr_discarded += 1;
+            self.totals.llr_discarded_bytes += pkt.frame as u64;
+            return false;
+        }
+        l.sent();
+        true
+    }
+
+    /// A frame numbered `seq` reached the end of LLR cable `p` (at port `q`), corrupted when
+    /// `bad`: the receiver accepts it (returned, for the usual path), or discards it and its
+    /// sender replays it. Either may send an ACK or NACK back on `q`'s wire.
+    pub(super) fn llr_receive(
+        &mut self,
+        p: PortId,
+        q: PortId,
+        pkt: Packet,
+        seq: u32,
+        bad: bool,
+    ) -> Option<Packet> {
+        let l = self.net.llr[p.idx()].as_mut().expect("an LLR port");
+        // No numbered frame behind it on the cable (ordered sets and PFC frames do not count).
+        let last = l.wire.iter().all(|&s| s == NONE);
+        let (rx, ctl) = l.receive(seq, bad, pkt.frame, last);
+        if let Some(c) = ctl {
+            self.send_llr_ctl(q, c);
+        }
+        if rx == Rx::Accept {
+            return Some(pkt);
+        }
+        if bad {
+            let c = &mut self.net.ports[q.idx()].counters;
+            c.drops_link_error += 1;
+            c.count_wire_loss(&pkt);
+        }
+        self.totals.llr_discarded += 1;
+        self.totals.llr_discarded_bytes += pkt.frame as u64;
+        None
+    }
+
+    /// Put an LLR_ACK or LLR_NACK on `q`'s wire, ahead of its queued frames (an ordered set
+    /// the PCS inserts; here between frames, not inside one: `docs/link-layer.md`).
+    fn send_llr_ctl(&mut self, q: PortId, c: Ctl) {
+        // Not a packet of the totals (it is no frame): only its 8 B of line time count.
+        let frame = Packet::llr_ctl(c.nack, c.seq);
+        self.net.ports[q.idx()].enqueue_control(&mut self.net.pool, frame);
+        self.start_tx(q);
+    }
+
+    /// An ordered set reached port `q`: it acknowledges frames `q` sent on its own cable.
+    pub(super) fn on_llr_ctl(&mut self, q: PortId, pkt: &Packet, bad: bool) {
+        let Some(l) = self.net.llr.get_mut(q.idx()).and_then(|l| l.as_mut()) else {
+            return;
+        };
+        if bad {
+            // Lost to bit errors: the next ACK covers a lost ACK, the replay timer a NACK.
+            l.counters.ctl_os_lost += 1;
+            return;
+        }
+        let c = Ctl {
+            nack: pkt.has(crate::packet::flags::LLR_NACK),
+            seq: pkt.seq,
+        };
+        let a = l.on_ctl(c, self.now);
+        self.llr_act(q, a);
+    }
+
+    /// The replay timer of port `p`'s cable.
+    pub(super) fn on_llr_timer(&mut self, p: PortId) {
+        let Some(l) = self.net.llr[p.idx()].as_mut() else {
+            return;
+        };
+        let (a, next) = l.on_timer(self.now);
+        if let Some(at) = next {
+            self.schedule(at, Event::LlrTimer(p));
+        }
+        self.llr_act(p, a);
+    }
+
+    fn llr_act(&mut self, p: PortId, a: crate::llr::TxAction) {
+        if a.flush {
+            self.llr_flush(p, DropReason::LinkError);
+        }
+        self.llr_arm(p);
+        if a.wake {
+            self.start_tx(p);
+        }
+    }
+
+    /// Port `p`'s sender gives up its buffer: the frames its receiver never accepted are lost
+    /// end to end (each a copy handed back, then dropped for `reason`).
+    pub(super) fn llr_flush(&mut self, p: PortId, reason: DropReason) {
+        let lost: Vec<Packet> = self.net.llr[p.idx()]
+            .as_mut()
+            .expect("an LLR port")
+            .flush()
+            .collect();
+        for pkt in lost {
+            self.totals.llr_copies += 1;
+            self.totals.llr_copy_bytes += pkt.frame as u64;
+            self.drop(pkt, reason, p);
+        }
+    }
+
+    /// LLR port `p`'s cable was cut: what was on it is discarded (the buffer flush, next,
+    /// decides what is lost), the rest as before.
+    pub(super) fn llr_cut(&mut self, p: PortId, pkt: Packet) -> Option<Packet> {
+        let l = self.net.llr[p.idx()].as_mut().expect("an LLR port");
+        if pkt.kind == Kind::LlrCtl {
+            l.wire.pop_front();
+            return None; // an ordered set just vanishes
+        }
+        if l.wire.pop_front().unwrap_or(NONE) == NONE {
+            return Some(pkt);
+        }
+        self.totals.llr_discarded += 1;
+        self.totals.llr_discarded_bytes += pkt.frame as u64;
+        None
+    }
+}
