@@ -63,7 +63,7 @@ fn default_max() -> usize {
     1_000_000
 }
 
-const KINDS: [(&str, Kind); 8] = [
+const KINDS: [(&str, Kind); 9] = [
     ("data", Kind::Data),
     ("ack", Kind::Ack),
     ("nak", Kind::Nak),
@@ -71,6 +71,7 @@ const KINDS: [(&str, Kind); 8] = [
     ("pause", Kind::Pause),
     ("credit", Kind::Credit),
     ("probe", Kind::Probe),
+    ("cbfc-credit", Kind::LinkCredit),
     ("llr", Kind::LlrCtl),
 ];
 
@@ -226,7 +227,7 @@ fn kinds(c: &CaptureConfig, key: &dyn Fn(&str) -> String) -> Result<u8, FieldErr
             FieldError::new(
                 key("kinds"),
                 format!(
-                    "unknown kind \"{k}\"; expected some of data, ack, nak, cnp, pause, credit, probe, llr"
+                    "unknown kind \"{k}\"; expected some of data, ack, nak, cnp, pause, credit, probe, llr, cbfc-credit"
                 ),
             )
         })?;
@@ -288,7 +289,7 @@ impl Capture {
         if !dir_ok || at < s.start || at >= s.stop || s.kinds & (1 << pkt.kind as u8) == 0 {
             return;
         }
-        let flowless = matches!(pkt.kind, Kind::Pause | Kind::LlrCtl);
+        let flowless = matches!(pkt.kind, Kind::Pause | Kind::LinkCredit | Kind::LlrCtl);
         if !flowless && s.flows.as_ref().is_some_and(|f| !f.contains(&pkt.flow.0)) {
             return;
         }

@@ -26,6 +26,8 @@
 //!                      the ingress PG at XOFF -> sim/pfc.rs sends PAUSE upstream
 //!  sim/wire.rs         start_tx -> Switch::dequeued (WRED at dequeue, INT stamp) -> port ->
 //!                      link; on_tx_done -> Switch::departed (cells back; XON -> sim/pfc.rs)
+//!                      (pfc.mode = "cbfc": sim/cbfc.rs holds VCs short of credit before
+//!                      dequeue, and returns credits upstream at departure; cbfc.rs)
 //!  sim/host.rs         host_receive: nic/rx.rs admits (or refuses, and asks for XOFF)
 //!  sim/transport.rs    on_data -> nic/transport.rs -> nic/roce/mod.rs on_data: CE -> CNP
 //!                      (DCQCN's notification point); go-back-N (roce/qp.rs) -> ACK or NAK
@@ -46,7 +48,8 @@
 //! `ids.rs`; the frames in one slab, `pool.rs`); `scenario/` loads and validates a scenario
 //! into variants resolved on the fabric; `report/` is what a run produced and the invariants
 //! it is checked against; `ideal.rs` the closed-form ideal completion time of each flow;
-//! `pfc_watch.rs` and `pfc_wd.rs` watch PFC (storms, deadlocks) and act on storms as SONiC's
+//! `cbfc.rs` is UEC's credit-based flow control (`sim/cbfc.rs` gates egresses and returns
+//! credits); `pfc_watch.rs` and `pfc_wd.rs` watch PFC (storms, deadlocks, and credit cycles) and act on storms as SONiC's
 //! watchdog does. `docs/architecture.md` draws the layers and says where to add a model.
 //!
 //! ## Not modelled
@@ -55,6 +58,7 @@
 
 pub mod asic;
 pub mod capture;
+pub mod cbfc;
 pub mod cc;
 pub mod drop;
 pub mod error;

@@ -58,6 +58,9 @@ pub enum Kind {
     /// UET probe from a sender (a PDS control packet of type PROBE, UE 1.0): the receiver
     /// answers at once with a selective ACK flagged [`flags::PROBE_ACK`].
     Probe,
+    /// A CBFC credit update for VC `prio` (`crate::cbfc`): `seq` carries the receiver's
+    /// cumulative credit limit, modulo 2^32. A link-level control frame, like PFC's.
+    LinkCredit,
     /// A UE link-level-retry control ordered set (LLR_ACK, or LLR_NACK when `flags` is
     /// [`flags::LLR_NACK`]) for the cable's other direction: `seq` is the link sequence number
     /// it acknowledges ([`crate::llr`]). Not a frame: an 8 B ordered set the PCS inserts.
@@ -222,6 +225,25 @@ impl Packet {
             PFC_FRAME,
             prio,
         )
+    }
+
+    /// A CBFC credit update for VC `prio` advertising the cumulative credit `limit`.
+    pub fn link_credit(prio: u8, limit: u32) -> Packet {
+        Packet::control(
+            Kind::LinkCredit,
+            FlowId::NONE,
+            HostId(0),
+            limit,
+            MIN_FRAME, // the format is unknown: costed as a minimum frame, as PFC's
+            prio,
+        )
+    }
+
+    /// A link-level control frame (PFC, a CBFC credit update): it goes ahead of data, is
+    /// never paused and never leaves its cable.
+    #[inline]
+    pub fn is_link_control(&self) -> bool {
+        matches!(self.kind, Kind::Pause | Kind::LinkCredit)
     }
 
     /// An LLR_ACK (or LLR_NACK) control ordered set acknowledging link sequence number `seq`

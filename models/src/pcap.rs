@@ -99,8 +99,12 @@ pub fn encode(
     out: &mut Vec<u8>,
 ) {
     out.clear();
-    if pkt.kind == Kind::Pause {
-        pfc(pkt, sender_port, out);
+    if pkt.is_link_control() {
+        if pkt.kind == Kind::Pause {
+            pfc(pkt, sender_port, out);
+        } else {
+            cbfc_update(pkt, sender_port, out);
+        }
         out.resize((pkt.frame as usize).saturating_sub(FCS).max(60), 0);
         return;
     }
@@ -307,7 +311,7 @@ fn roce(pkt: &Packet, out: &mut Vec<u8>) {
             bth(out, op::CNP, true, req, false, 0);
             out.extend_from_slice(&[0u8; 16]);
         }
-        Kind::Credit | Kind::Pause | Kind::Probe | Kind::LlrCtl => {}
+        Kind::Credit | Kind::Pause | Kind::Probe | Kind::LlrCtl | Kind::LinkCredit => {}
     }
 }
 
@@ -382,8 +386,20 @@ fn uet(pkt: &Packet, forward: bool, out: &mut Vec<u8>) {
             out.extend_from_slice(&pdc.to_be_bytes());
             out.extend_from_slice(&pdc.to_be_bytes());
         }
-        Kind::Cnp | Kind::Pause | Kind::LlrCtl => {}
+        Kind::Cnp | Kind::Pause | Kind::LlrCtl | Kind::LinkCredit => {}
     }
+}
+
+/// A CBFC credit update. The UE frame format was not available: written as a MAC control
+/// frame (EtherType 0x8808) with the placeholder opcode 0xFFFF, the VC's priority (u16) and
+/// the cumulative credit limit (u32), so a capture shows when and what was sent.
+fn cbfc_update(pkt: &Packet, sender_port: u32, out: &mut Vec<u8>) {
+    out.extend_from_slice(&PFC_DST);
+    out.extend_from_slice(&port_mac(sender_port));
+    out.extend_from_slice(&0x8808u16.to_be_bytes());
+    out.extend_from_slice(&0xffffu16.to_be_bytes());
+    out.extend_from_slice(&(pkt.prio as u16).to_be_bytes());
+    out.extend_from_slice(&pkt.seq.to_be_bytes());
 }
 
 fn pfc(pkt: &Packet, sender_port: u32, out: &mut Vec<u8>) {

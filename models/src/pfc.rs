@@ -80,6 +80,13 @@ pub struct PfcConfig {
     /// "continue" (reported, the run goes on to its limits).
     #[serde(default)]
     pub on_deadlock: OnDeadlock,
+    /// How the lossless priorities are kept lossless: "pfc" (pause frames, headroom) or
+    /// "cbfc" (Ultra Ethernet's credit-based flow control, `crate::cbfc`; no PFC frame).
+    #[serde(default)]
+    pub mode: crate::cbfc::FlowControl,
+    /// `[pfc.cbfc]`: the credit loop's settings, when `mode = "cbfc"`.
+    #[serde(default)]
+    pub cbfc: crate::cbfc::CbfcConfig,
 }
 
 /// The PFC watchdog's mitigation (SONiC's pfcwd orchagent handlers, `pfcactionhandler.cpp`).
@@ -158,6 +165,8 @@ impl Default for PfcConfig {
             watchdog_restore: None,
             deadlock_timeout: default_deadlock_timeout(),
             on_deadlock: OnDeadlock::Stop,
+            mode: crate::cbfc::FlowControl::Pfc,
+            cbfc: crate::cbfc::CbfcConfig::default(),
         }
     }
 }
@@ -198,6 +207,20 @@ impl PfcConfig {
         }
         if self.deadlock_timeout < Duration::from_ns(4) {
             return Err(FieldError::new("pfc.deadlock_timeout", "must be at least 4ns"));
+        }
+        if self.mode == crate::cbfc::FlowControl::Cbfc {
+            if self.priorities.is_empty() {
+                return Err(FieldError::new(
+                    "pfc.mode",
+                    "\"cbfc\" runs on the lossless priorities: set pfc.priorities",
+                ));
+            }
+            if self.watchdog_action != WatchdogAction::Off {
+                return Err(FieldError::new(
+                    "pfc.watchdog_action",
+                    "the PFC watchdog acts on pause frames; with pfc.mode = \"cbfc\" there are none",
+                ));
+            }
         }
         Ok(())
     }
@@ -244,6 +267,9 @@ impl PfcConfig {
         if self.priorities.is_empty() {
             return Ok(());
         }
+        if self.is_cbfc() {
+            return self.cbfc.validate(max_frame);
+        }
         let frame = slowest.tx_time(on_wire(PFC_FRAME));
         if let Some(r) = self.refresh.filter(|&r| r < frame) {
             return Err(FieldError::new(
@@ -282,6 +308,12 @@ impl PfcConfig {
                     .unwrap_or_default()
             ),
         ))
+    }
+
+    /// Whether the lossless priorities run CBFC rather than PFC.
+    #[inline]
+    pub fn is_cbfc(&self) -> bool {
+        self.mode == crate::cbfc::FlowControl::Cbfc && !self.priorities.is_empty()
     }
 
     /// The lossless priorities.

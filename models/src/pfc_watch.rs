@@ -146,7 +146,7 @@ pub fn pause_origin(net: &Network, port: PortId, prio: u8, now: Time) -> PortId 
     if !matches!(net.roles[node.idx()], Role::Switch(_)) {
         return port;
     }
-    let paused = |e: &PortId| *e != port && net.ports[e.idx()].pause.mask(now).contains(prio);
+    let paused = |e: &PortId| *e != port && held(net, *e, prio, now);
     let stalled = net
         .ports_of(node)
         .filter(paused)
@@ -165,14 +165,19 @@ pub fn pause_origin(net: &Network, port: PortId, prio: u8, now: Time) -> PortId 
     }
 }
 
+/// Egress `e` may not serve `prio` now: paused by PFC, or held for want of CBFC credit (a
+/// credit loop deadlocks on a cyclic buffer dependency exactly as pauses do: the credit a
+/// starved egress waits for is freed only when the next switch's starved egress moves).
+fn held(net: &Network, e: PortId, prio: u8, now: Time) -> bool {
+    let port = &net.ports[e.idx()];
+    port.pause.mask(now).contains(prio) || port.starved.contains(prio)
+}
+
 /// The wait-for graph on `prio` at `now`: egress E (paused, frames waiting) points to each
 /// paused egress E' of the switch E feeds that holds frames which came in from E. Returns a
 /// cycle in dependency order, if any, and whether any egress was paused with frames.
 pub fn pause_cycle(net: &Network, prio: u8, now: Time) -> (Option<Vec<PortId>>, bool) {
-    let stuck = |e: PortId| {
-        let port = &net.ports[e.idx()];
-        port.pause.mask(now).contains(prio) && port.queued_bytes(prio) > 0
-    };
+    let stuck = |e: PortId| held(net, e, prio, now) && net.ports[e.idx()].queued_bytes(prio) > 0;
     let nodes: Vec<PortId> = (0..net.ports.len() as u32)
         .map(PortId)
         .filter(|&e| stuck(e))
@@ -199,8 +204,13 @@ pub fn pause_cycle(net: &Network, prio: u8, now: Time) -> (Option<Vec<PortId>>, 
 pub fn describe(net: &Network, d: &Deadlock, timeout: Duration) -> String {
     let hops: Vec<String> = d.cycle.iter().map(|&p| net.port_label(p)).collect();
     let back = net.port_node[d.cycle[0].idx()];
+    let (what, how) = if net.ports[d.cycle[0].idx()].starved.contains(d.prio) {
+        ("CBFC credit deadlock", "starved of credit by")
+    } else {
+        ("PFC deadlock", "paused by")
+    };
     format!(
-        "PFC deadlock on priority {} since {}: {} -> ({}), each egress paused by the next with no data sent for {}",
+        "{what} on priority {} since {}: {} -> ({}), each egress {how} the next with no data sent for {}",
         d.prio,
         d.since,
         hops.join(" -> "),

@@ -108,7 +108,7 @@ impl PortCounters {
 
     /// A frame sent toward this port was lost on the cable (corrupted or cut).
     pub fn count_wire_loss(&mut self, pkt: &Packet) {
-        let slot = if pkt.kind == crate::packet::Kind::Pause {
+        let slot = if pkt.is_link_control() {
             PRIORITIES
         } else {
             pkt.prio as usize & 7
@@ -181,6 +181,9 @@ pub struct Port {
     control: Fifo,
     /// Priorities whose queue holds frames.
     nonempty: PrioMask,
+    /// Priorities held for want of link-level credit (CBFC, `crate::cbfc`): not served, as
+    /// a paused priority is not, until credit comes back.
+    pub starved: PrioMask,
     pub tx: TxCounters,
     queues: [PrioQueue; PRIORITIES],
     /// Priorities the peer has paused on this egress.
@@ -203,6 +206,7 @@ impl Port {
             queues: Default::default(),
             control: Fifo::default(),
             nonempty: PrioMask::EMPTY,
+            starved: PrioMask::EMPTY,
             occupancy: 0,
             in_service: None,
             tx_span: (Time::ZERO, Time::ZERO),
@@ -242,6 +246,19 @@ impl Port {
         q.bytes += p.frame as u64;
         q.peak = q.peak.max(q.bytes);
         pool.push(&mut q.frames, Time::ZERO, p);
+    }
+
+    /// The size of the first frame waiting at priority `p`.
+    #[inline]
+    pub fn head_frame(&self, pool: &PacketPool, p: u8) -> Option<u32> {
+        pool.front(&self.queues[p as usize].frames)
+            .map(|(_, f)| f.frame as u32)
+    }
+
+    /// Priorities whose queue holds frames.
+    #[inline]
+    pub fn nonempty(&self) -> PrioMask {
+        self.nonempty
     }
 
     /// The last frame waiting at priority `p`.
@@ -290,7 +307,7 @@ impl Port {
         if self.nonempty.is_empty() {
             return None;
         }
-        let ready = self.nonempty & !self.pause.mask(now);
+        let ready = self.nonempty & !self.pause.mask(now) & !self.starved;
         let prio = match &mut self.dwrr {
             None => ready.highest()?,
             Some(d) => {
@@ -362,7 +379,7 @@ impl Port {
         }
         self.tx.packets += 1;
         self.tx.bytes += p.frame as u64;
-        if p.kind != crate::packet::Kind::Pause {
+        if !p.is_link_control() {
             let q = &mut self.queues[p.prio as usize & 7];
             q.tx_packets += 1;
             q.tx_bytes += p.frame as u64;

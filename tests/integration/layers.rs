@@ -26,6 +26,7 @@ const MODELS_LAYERS: &[&str] = &[
     "fec",
     "link",
     "llr",
+    "cbfc",
     "pfc",
     "topology",
     "pause",

@@ -4,6 +4,7 @@
 
 mod capture;
 mod capture_plain;
+mod cbfc;
 mod cc;
 mod check;
 mod claims;

@@ -52,6 +52,12 @@ impl Nic {
         s.ready_mask.insert(prio);
     }
 
+    /// Priorities with a flow ready to send on `port` (flows asleep not counted).
+    #[inline]
+    pub fn ready_mask(&self, port: u32) -> PrioMask {
+        self.ports[(port - self.first_port) as usize].ready_mask
+    }
+
     /// `f` may send on `port` from `at`.
     pub fn sleep(&mut self, port: u32, f: FlowId, at: Time) {
         self.sched(port).sleeping.push(Reverse((at, f)));

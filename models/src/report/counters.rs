@@ -52,12 +52,34 @@ pub(super) fn received(sim: &Sim, q: crate::ids::PortId) -> Received {
         }
         r.packets = r.packets.saturating_sub(1);
         r.bytes = r.bytes.saturating_sub(pkt.frame as u64);
-        if pkt.kind != crate::packet::Kind::Pause {
+        if !pkt.is_link_control() {
             let c = &mut r.prio[pkt.prio as usize & 7];
             *c = (c.0.saturating_sub(1), c.1.saturating_sub(pkt.frame as u64));
         }
     }
     r
+}
+
+/// A port's CBFC counters per VC: its egress's credits consumed, update frames received,
+/// stalls and time starved (µs); its ingress's credits granted back, update frames sent and
+/// the most bytes' credits it held (the UE specification's counter names were not available:
+/// named for what they count).
+fn cbfc_counters(c: &crate::cbfc::Cbfc, port: usize, mut push: impl FnMut(&str, u64)) {
+    let credit = c.cfg.credit.0;
+    for p in c.mask.iter() {
+        let v = c.vc(port, p);
+        for (counter, value) in [
+            ("credits_consumed", v.consumed),
+            ("credit_updates_rx", v.updates_rx),
+            ("credit_stalls", v.stalls),
+            ("credit_starved_us", v.starved.0 / 1_000_000),
+            ("credits_granted", v.freed),
+            ("credit_updates_tx", v.updates_tx),
+            ("peak_credit_held_bytes", v.peak_held * credit),
+        ] {
+            push(&format!("cbfc_prio{p}_{counter}"), value);
+        }
+    }
 }
 
 pub(super) fn counters(sim: &Sim) -> Vec<CounterRow> {
@@ -154,6 +176,9 @@ pub(super) fn counters(sim: &Sim) -> Vec<CounterRow> {
             if !lossless.is_empty() {
                 push(name, &pname, "tx_pause_storm_warning_events", port.xoff.storms());
                 push(name, &pname, "pfc_storm_detected", port.pause.storms());
+            }
+            if sim.cbfc.on() {
+                cbfc_counters(&sim.cbfc, p.idx(), |c, v| push(name, &pname, c, v));
             }
         }
         if let Role::Host(h) = net.roles[n] {

@@ -191,6 +191,9 @@ pub struct VariantSummary {
     pub pfc_storms: u64,
     pub pfc_storm_list: Vec<StormRecord>,
     pub pfc_deadlocks: Vec<DeadlockRecord>,
+    /// CBFC's credits, update frames and stalls (absent unless `pfc.mode = "cbfc"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cbfc: Option<crate::cbfc::CbfcTotals>,
     /// Collective jobs, as nccl-tests reports them (absent when the scenario has none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub jobs: Vec<jobs::JobRecord>,
@@ -371,6 +374,7 @@ impl VariantReport {
             pfc_storms: sim.watch.storms_total,
             pfc_storm_list,
             pfc_deadlocks,
+            cbfc: sim.cbfc.on().then(|| sim.cbfc.totals()),
             jobs: jobs::records(&sim.jobs, &flows),
             sonic: sim.variant.sonic.as_ref().map(SonicRecord::of),
             sonic_tiers: sim

@@ -21,7 +21,7 @@ pub use ecmp::{EcmpHash, pick};
 pub use tables::{Graph, Tables};
 
 use crate::ids::{FlowId, HostId, NodeId, PortId, SwitchId};
-use crate::packet::{Kind, Packet};
+use crate::packet::Packet;
 use adaptive::Flowlets;
 use sim_core::{RngStreams, Time};
 
@@ -121,7 +121,7 @@ impl Router {
             return self.ecmp(node, pkt.flow, pkt.dst, pkt.entropy);
         };
         let hops = self.tables.next_hops(node, pkt.dst);
-        if hops.len() <= 1 || pkt.kind == Kind::Pause {
+        if hops.len() <= 1 || pkt.is_link_control() {
             return hops.first().copied();
         }
         let hash = self.hashers[node.idx()].hash(self.conn(pkt.flow), pkt.dst, pkt.entropy);

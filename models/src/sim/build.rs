@@ -140,6 +140,11 @@ impl<'a> Sim<'a> {
             .switch_configs()
             .any(|(_, p)| p.watchdog_action != crate::pfc::WatchdogAction::Off);
         let wd = crate::pfc_wd::PfcWd::new(watchdog, net.ports.len());
+        let cbfc = if variant.pfc.is_cbfc() {
+            crate::cbfc::Cbfc::new(&variant.pfc.cbfc, variant.pfc.mask(), net.ports.len())
+        } else {
+            crate::cbfc::Cbfc::default()
+        };
         Sim {
             jobs: scenario.jobs.clone(),
             variant,
@@ -173,6 +178,7 @@ impl<'a> Sim<'a> {
             wall_deadline: None,
             watch: Default::default(),
             wd,
+            cbfc,
             servers,
             bounds,
         }

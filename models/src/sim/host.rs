@@ -68,7 +68,8 @@ impl Sim<'_> {
 
     /// The next data packet host `h` sends on `p`, if any flow may send.
     pub(super) fn next_data(&mut self, h: HostId, p: PortId) -> Option<Packet> {
-        let paused = self.net.ports[p.idx()].pause.mask(self.now);
+        let port = &self.net.ports[p.idx()];
+        let paused = port.pause.mask(self.now) | port.starved;
         let line_rate = self.net.ports[p.idx()].rate;
         let ack_bytes = self.variant.nic.ack_bytes.0;
         loop {
@@ -131,11 +132,20 @@ impl Sim<'_> {
     /// NIC's receive buffer when the host drains slower than the link.
     pub(super) fn host_receive(&mut self, q: PortId, h: HostId, pkt: Packet) {
         let (prio, lossless) = (pkt.prio, self.variant.pfc.mask().contains(pkt.prio));
+        if self.rx[q.idx()].is_none() {
+            if self.cbfc.on() {
+                self.cbfc_free(q, &pkt); // the NIC takes it at line rate
+            }
+            return self.deliver(h, pkt);
+        }
         let Some(rx) = &mut self.rx[q.idx()] else {
             return self.deliver(h, pkt);
         };
         match rx.admit(&mut self.net.pool, pkt, lossless) {
             Admit::Refused(pkt) => {
+                if self.cbfc.on() {
+                    self.cbfc_free(q, &pkt);
+                }
                 self.net.ports[q.idx()].counters.count_rx_discard(prio as usize);
                 if lossless {
                     self.totals.lossless_drops_adequate += 1;
@@ -146,7 +156,7 @@ impl Sim<'_> {
                 if !rx.drain.is_busy() {
                     self.start_rx(q);
                 }
-                if xoff && !self.net.ports[q.idx()].xoff.mask.contains(prio) {
+                if xoff && !self.cbfc.on() && !self.net.ports[q.idx()].xoff.mask.contains(prio) {
                     self.xoff(q, prio);
                 }
             }
@@ -166,11 +176,14 @@ impl Sim<'_> {
     pub(super) fn on_rx_done(&mut self, q: PortId) {
         let Some(rx) = &mut self.rx[q.idx()] else { return };
         let pkt = rx.drain.end_tx();
-        let resume = rx.may_resume();
+        let resume = rx.may_resume() && !self.cbfc.on();
         let Role::Host(h) = self.net.roles[self.net.port_node[q.idx()].idx()] else {
             return;
         };
         self.start_rx(q);
+        if self.cbfc.on() {
+            self.cbfc_free(q, &pkt);
+        }
         if resume {
             // One buffer for every priority: below XON, all of them may resume.
             for prio in self.net.ports[q.idx()].xoff.mask.iter() {
@@ -191,7 +204,7 @@ impl Sim<'_> {
             Kind::Credit if pkt.dst == self.flows[pkt.flow.idx()].spec.dst => self.on_rts(h, &pkt),
             Kind::Credit => self.on_credit(&pkt),
             Kind::Probe => self.on_probe(h, &pkt),
-            Kind::Pause | Kind::LlrCtl => {}
+            Kind::Pause | Kind::LinkCredit | Kind::LlrCtl => {}
         }
     }
 

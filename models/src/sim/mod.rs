@@ -9,7 +9,8 @@
 //! `Arrive(port)` (the head frame on port's link reached the far end), `FlowStart`, and the
 //! timers: `Resume` (a PFC pause expired), `PfcRefresh` (re-send XOFF), `NicWake` (a
 //! rate-limited QP may send), `Rto` (retransmission timer), `CcTimer` (DCQCN rate increase),
-//! `RxDone` (the host took a frame from a NIC receive buffer), `CreditTick` (an RCCC pacer may
+//! `RxDone` (the host took a frame from a NIC receive buffer), `CbfcTick` (a CBFC receiver's
+//! credit-update tick), `CreditTick` (an RCCC pacer may
 //! grant), `AckTimer` (a UET receiver's ACK coalescing timer), `CreditWait` (a UET sender
 //! waited for credit), `Fault`, `Reroute`, `Sample` and `DeadlockCheck` (a look for cyclic pause
 //! dependencies while ports are paused; `pfc_watch.rs`), `LlrTimer` (a link level retry replay
@@ -17,6 +18,7 @@
 //! `TxDone`, a busy link one `Arrive`.
 
 mod build;
+mod cbfc;
 mod host;
 mod llr;
 mod order;
@@ -76,6 +78,8 @@ pub enum Event {
     WdRestore(PortId, u8),
     /// The link level retry replay timer of the cable leaving `port` (`crate::llr`).
     LlrTimer(PortId),
+    /// A CBFC receiver's credit-update tick (`crate::cbfc`).
+    CbfcTick(PortId),
 }
 
 /// Why a run stopped before its events ran out.
@@ -183,6 +187,8 @@ pub struct Sim<'a> {
     servers: Option<(Vec<u32>, sim_core::BitRate)>,
     /// The switches' PFC watchdog (`pfc.watchdog_action`).
     pub wd: crate::pfc_wd::PfcWd,
+    /// Every port's CBFC credits (`pfc.mode = "cbfc"`; empty otherwise).
+    pub cbfc: crate::cbfc::Cbfc,
     /// Each flow's ideal FCT and lower bound on the healthy fabric.
     pub bounds: Vec<ideal::FlowBounds>,
 }
@@ -349,11 +355,13 @@ impl Sim<'_> {
             Event::WdCheck(p, prio) => self.on_wd_check(p, prio),
             Event::WdRestore(p, prio) => self.on_wd_restore(p, prio),
             Event::LlrTimer(p) => self.on_llr_timer(p),
+            Event::CbfcTick(p) => self.on_cbfc_tick(p),
         }
     }
 
     /// End of run: close every pause interval still open, for the counters and storms.
     fn close_pauses(&mut self) {
+        self.cbfc.finish(self.now);
         for p in 0..self.net.ports.len() {
             let q = PortId(p as u32);
             let (watchdog, peer_watchdog) = (self.storm_time(q), self.storm_time(self.net.peer[p]));
@@ -473,7 +481,7 @@ impl Sim<'_> {
     /// Log an event at port `at` (`PortId::NONE` when none).
     #[inline]
     fn log(&mut self, at: PortId, pkt: &Packet, event: crate::telemetry::Trace, reason: &'static str) {
-        let flow = if pkt.kind == Kind::Pause {
+        let flow = if pkt.is_link_control() {
             FlowId::NONE
         } else {
             pkt.flow

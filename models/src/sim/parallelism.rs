@@ -210,7 +210,8 @@ impl Sim<'_> {
             | Event::RxDone(p)
             | Event::WdCheck(p, _)
             | Event::WdRestore(p, _)
-            | Event::LlrTimer(p) => net.port_node[p.idx()],
+            | Event::LlrTimer(p)
+            | Event::CbfcTick(p) => net.port_node[p.idx()],
             Event::Arrive(p) => net.port_node[net.peer[p.idx()].idx()],
             Event::FlowStart(f)
             | Event::Rto(f)

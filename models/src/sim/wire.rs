@@ -38,7 +38,10 @@ impl Sim<'_> {
     /// control frames and then the NIC's next data packet.
     #[inline]
     pub(super) fn next_frame(&mut self, p: PortId) -> Option<Packet> {
-        match self.net.roles[self.net.port_node[p.idx()].idx()] {
+        if self.cbfc.on() {
+            self.cbfc_gate(p); // CBFC: VCs short of credit are not served
+        }
+        let pkt = match self.net.roles[self.net.port_node[p.idx()].idx()] {
             Role::Switch(s) => self.switch_dequeue(s, p),
             // A NIC whose cable is down has no carrier: it sends nothing (its transport's
             // timers still run, and give up as they would).
@@ -53,7 +56,11 @@ impl Sim<'_> {
                     }
                 },
             },
+        }?;
+        if self.cbfc.on() {
+            self.cbfc_sent(p, &pkt);
         }
+        Some(pkt)
     }
 
     /// The next frame of switch egress `p`, ECN-marked at dequeue if its queue says so.
@@ -97,6 +104,9 @@ impl Sim<'_> {
         if self.switches[s.idx()].departed(out, pkt, ports) {
             self.xon(pkt.in_port, pkt.prio);
         }
+        if self.cbfc.on() {
+            self.cbfc_free(pkt.in_port, pkt);
+        }
     }
 
     pub(super) fn on_arrive(&mut self, p: PortId) {
@@ -131,6 +141,9 @@ impl Sim<'_> {
         if bad {
             self.net.ports[q.idx()].counters.drops_link_error += 1;
             self.net.ports[q.idx()].counters.count_wire_loss(&pkt);
+            if self.cbfc.on() {
+                self.cbfc_free(q, &pkt); // a bad FCS: the receiver returns its credits
+            }
             self.drop(pkt, DropReason::LinkError, q);
             return;
         }
@@ -141,10 +154,21 @@ impl Sim<'_> {
             self.on_pause_frame(q, &pkt);
             return;
         }
+        if pkt.kind == Kind::LinkCredit {
+            return self.on_link_credit(q, &pkt);
+        }
+        if self.cbfc.on() {
+            self.cbfc_arrived(q, &pkt);
+        }
         let node = self.net.port_node[q.idx()];
         match self.net.roles[node.idx()] {
             Role::Host(h) if pkt.dst == h => self.host_receive(q, h, pkt),
-            Role::Host(_) => self.forward_at_host(node, pkt),
+            Role::Host(_) => {
+                if self.cbfc.on() {
+                    self.cbfc_free(q, &pkt); // a relaying NIC takes it at line rate
+                }
+                self.forward_at_host(node, pkt)
+            }
             Role::Switch(s) => self.switch_receive(s, node, q, pkt),
         }
     }
@@ -206,6 +230,9 @@ impl Sim<'_> {
                 // A watchdog that disabled PFC on the arrival port made the priority lossy.
                 if adequate && !self.wd.is_stormed(in_port, pkt.prio) {
                     self.totals.lossless_drops_adequate += 1;
+                }
+                if self.cbfc.on() {
+                    self.cbfc_free(in_port, &pkt);
                 }
                 self.drop(pkt, reason, at);
             }

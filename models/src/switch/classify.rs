@@ -17,7 +17,7 @@ impl Switch {
     pub fn classify(&self, pkt: &mut Packet) {
         if let Some(classes) = &self.dscp
             && let Some(c) = classes[pkt.dscp as usize & 63]
-            && pkt.kind != Kind::Pause
+            && !pkt.is_link_control()
         {
             pkt.prio = c;
         }

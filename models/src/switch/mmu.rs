@@ -82,6 +82,10 @@ pub struct MmuParams {
     pub shared_pool: Option<u64>,
     /// A shared headroom pool: lossless PGs take headroom from it rather than reserving it.
     pub headroom_pool: Option<u64>,
+    /// The lossless PGs are credit-flow-controlled (`crate::cbfc`): the sender never sends
+    /// beyond the PG's allocation, so a PG takes shared cells while the pool has them, with
+    /// no XOFF threshold.
+    pub credit_flow: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -92,6 +96,7 @@ pub struct Mmu {
     pg_min: u32,
     queue_min: u32,
     lossless: PrioMask,
+    credit_flow: bool,
     xoff: Option<u32>,
     xon_offset: u32,
     slice_of: Vec<u8>,
@@ -148,6 +153,7 @@ impl Mmu {
             pg_min: cells(p.pg_min) as u32,
             queue_min: cells(p.queue_min) as u32,
             lossless: p.lossless,
+            credit_flow: p.credit_flow,
             xoff: p.xoff.map(|x| cells(x) as u32),
             xon_offset: cells(p.xon_offset) as u32,
             shared_used: vec![0; slices],
@@ -239,7 +245,7 @@ impl Mmu {
                 self.pg[inp][p].min += c;
                 return Ok(Charge::PgMin);
             }
-            if fits_pool && (pg.shared as f64) < self.pg_threshold(slice) {
+            if fits_pool && (self.credit_flow || (pg.shared as f64) < self.pg_threshold(slice)) {
                 let g = &mut self.pg[inp][p];
                 g.shared += c;
                 g.peak_shared = g.peak_shared.max(g.shared);
@@ -320,6 +326,9 @@ impl Mmu {
 
     /// A lossless PG that must be in XOFF: in its headroom, or at its shared threshold.
     pub fn wants_xoff(&self, inp: usize, prio: u8) -> bool {
+        if self.credit_flow {
+            return false; // CBFC: no pause frames
+        }
         let pg = self.pg[inp][prio as usize];
         let slice = self.slice_of[inp] as usize;
         pg.headroom > 0 || pg.shared as f64 >= self.pg_threshold(slice)
@@ -420,7 +429,24 @@ mod tests {
             xon_offset: 0,
             shared_pool: None,
             headroom_pool: None,
+            credit_flow: false,
         }
+    }
+
+    #[test]
+    fn a_credit_flow_pg_takes_shared_cells_past_its_xoff_threshold() {
+        // CBFC bounds the PG by its sender's credit, not by an XOFF threshold: with no
+        // headroom, a PFC PG drops past alpha / (1 + alpha) of the pool (5000 cells: 500
+        // frames of 10), a credit-flow PG keeps taking cells while the pool has them (1000).
+        let pfc = params(1 << 3);
+        let mut m = Mmu::new(&pfc, &[0, 0]).unwrap();
+        assert_eq!(fill(&mut m, 0, 1, 3).len(), 500);
+        let cbfc = MmuParams {
+            credit_flow: true,
+            ..params(1 << 3)
+        };
+        let mut m = Mmu::new(&cbfc, &[0, 0]).unwrap();
+        assert_eq!(fill(&mut m, 0, 1, 3).len(), 1000);
     }
 
     #[test]

@@ -374,6 +374,7 @@ fn ns(bytes: f64, gbps: f64) -> f64 {
     bytes * 8.0 / gbps
 }
 
+mod cbfc;
 mod control;
 mod fabrics;
 mod hardware;

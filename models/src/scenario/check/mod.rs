@@ -20,6 +20,7 @@
 
 mod buffers;
 mod cables;
+mod cbfc;
 mod load;
 mod ports;
 mod qos;
@@ -99,6 +100,10 @@ pub const IDS: &[(&str, &str)] = &[
     (
         "sonic-not-modelled",
         "SONiC tables and fields the import does not act on",
+    ),
+    (
+        "cbfc-below-bdp",
+        "a CBFC allocation per VC short of a cable's credit loop (the cable runs below line rate)",
     ),
 ];
 
@@ -309,6 +314,7 @@ pub fn variant(
     qos::check_ecn_marking(v, &scopes, &mut out);
     load::check(topo, offered, &mut out);
     cables::check(topo, &mut out);
+    cbfc::check(topo, v, &mut out);
     out.retain(|f| !silence.iter().any(|s| s == f.id));
     out.sort();
     out.dedup();

@@ -1,0 +1,303 @@
+//! Credit-based flow control (`pfc.mode = "cbfc"`, `models::cbfc`) against its closed forms:
+//! a sender never has more in the receiver's buffer than the credits it was given, so an
+//! incast drops nothing and sends no PFC frame; a VC runs at line rate when its allocation
+//! covers the credit loop's round trip, and at `allocation / loop` when it does not; the
+//! credit updates are frames with their bytes on the wire; a lost update is repaired.
+
+use crate::common::*;
+use models::report::VariantReport;
+use models::sim::Sim;
+
+/// A 4096 B RoCEv2 payload in a 4158 B frame: 65 credits of 64 B.
+const FRAME: u64 = 4096 + 62;
+const FRAME_CREDITS: u64 = FRAME.div_ceil(64);
+
+fn run_sim(toml: &str) -> (Sim<'static>, VariantReport) {
+    let s: &'static models::Scenario = Box::leak(Box::new(scenario(toml)));
+    let mut sim = Sim::new(s, &s.variants[0]);
+    sim.run();
+    let r = VariantReport::new(&sim, 0.0);
+    for i in &r.summary.invariants {
+        assert!(i.ok, "invariant {} failed: {}", i.name, i.detail);
+    }
+    (sim, r)
+}
+
+#[test]
+fn an_incast_under_cbfc_drops_nothing_sends_no_pause_and_holds_each_ingress_to_its_credits() {
+    // 4 senders into one 100 Gb/s receiver through one switch, 64 KiB per VC: 1024 credits,
+    // so at most 15 frames of 65 credits (975) in any ingress buffer; the egress to the
+    // receiver drains at C/4 per ingress, so every ingress fills to exactly that.
+    let toml = r#"
+        [topology]
+        kind = "star"
+        hosts = 5
+        host_link = { rate = "100Gbps", delay = "100ns" }
+        [pfc]
+        priorities = [3]
+        mode = "cbfc"
+        [pfc.cbfc]
+        buffer_per_vc = "64KiB"
+        [[workload]]
+        kind = "incast"
+        size = "2MB"
+        "#;
+    let (sim, r) = run_sim(toml);
+    assert_eq!(r.summary.drops, 0);
+    assert_eq!(r.summary.pfc_pause_frames, 0, "no PFC frame");
+    assert_eq!(r.summary.flows_completed, 4);
+    let c = r.summary.cbfc.as_ref().expect("cbfc totals");
+    let max_frames = 1024 / FRAME_CREDITS;
+    assert_eq!(c.peak_held_bytes, max_frames * FRAME_CREDITS * 64);
+    assert!(c.peak_held_bytes <= 64 * 1024);
+    assert!(c.stalls > 0 && c.starved_ns > 0.0, "the senders wait for credit");
+    // Every credit consumed came back: every frame left the buffer it was sent into.
+    assert_eq!(c.credits_granted, c.credits_consumed);
+    // No loss: every update sent arrived.
+    assert_eq!(c.update_frames_tx, c.update_frames_rx);
+    // An update goes out once 8 KiB (128 credits) are freed, so each carries at most 127 +
+    // 65 credits; the ticks add more.
+    assert!(c.update_frames_tx >= c.credits_granted / (128 + FRAME_CREDITS - 1));
+    // The updates are frames on the wire: every frame a port sent beyond its priorities'
+    // data and ACKs is an update, 64 B each.
+    let (mut frames, mut bytes) = (0, 0);
+    for p in &sim.net.ports {
+        let prio: u64 = (0..8).map(|q| p.tx_prio_packets(q)).sum();
+        let prio_bytes: u64 = (0..8).map(|q| p.tx_prio_bytes(q)).sum();
+        frames += p.tx.packets - prio;
+        bytes += p.tx.bytes - prio_bytes;
+    }
+    assert_eq!(frames, c.update_frames_tx);
+    assert_eq!(bytes, 64 * c.update_frames_tx);
+}
+
+/// One flow over one cable of `delay_ns` with `buffer` bytes per VC and an update per frame:
+/// its rate in Gb/s of frame bytes on the wire.
+fn one_link_rate(delay_ns: u64, buffer: u64) -> f64 {
+    let toml = format!(
+        r#"
+        [topology]
+        kind = "back-to-back"
+        link = {{ rate = "100Gbps", delay = "{delay_ns}ns" }}
+        [pfc]
+        priorities = [3]
+        mode = "cbfc"
+        [pfc.cbfc]
+        buffer_per_vc = "{buffer}B"
+        update_threshold = "{FRAME}B"
+        [[flow]]
+        src = "h0"
+        dst = "h1"
+        size = "4MB"
+        "#
+    );
+    let (_, r) = run_sim(&toml);
+    assert_eq!(r.summary.drops, 0);
+    let f = &r.flows[0];
+    let frames = 4_000_000u64.div_ceil(4096) as f64;
+    // From the first frame's start to the last one's arrival: one cable and one frame less.
+    let span = f.fct_ns.unwrap() - delay_ns as f64 - tx_ns(roce_wire(4096), 100.0);
+    frames * roce_wire(4096) as f64 * 8.0 / span
+}
+
+#[test]
+fn a_vc_runs_at_line_rate_when_its_allocation_covers_the_credit_loop_and_at_allocation_over_loop_below() {
+    // The credit loop of a frame: its serialization, the cable, the receiver frees it at
+    // once (a NIC takes frames at line rate) and sends an update (84 B on the wire, behind at
+    // most the ACK in service, 86 B), the cable back. W = floor(credits / 65) frames fit in
+    // the allocation; the link runs at min(C, W x frame / loop).
+    let delay = 2_000u64;
+    let frame_ns = tx_ns(roce_wire(4096), 100.0);
+    let loop_ns = frame_ns + 2.0 * delay as f64 + tx_ns(84, 100.0) + tx_ns(86, 100.0) / 2.0;
+    let window = |buffer: u64| (buffer / 64 / FRAME_CREDITS) as f64;
+    let rate = |buffer: u64| (100.0f64).min(window(buffer) * roce_wire(4096) as f64 * 8.0 / loop_ns);
+    // Line rate needs ceil(loop / frame) frames of credit: 13 here, 54,080 B.
+    let needed = (loop_ns / frame_ns).ceil() as u64 * FRAME_CREDITS * 64;
+    assert_eq!(needed, 13 * 65 * 64);
+    let full = one_link_rate(delay, 64 * 1024);
+    assert_close(full, 100.0, 0.0, 0.01, "64 KiB covers the loop: line rate (Gb/s)");
+    assert_close(full, rate(64 * 1024), 0.0, 0.01, "closed form at 64 KiB");
+    let short = one_link_rate(delay, 16 * 1024);
+    assert_close(
+        short,
+        rate(16 * 1024),
+        0.0,
+        0.03,
+        "16 KiB: 3 frames per loop (Gb/s)",
+    );
+    assert!(short < 30.0, "{short} Gb/s: well below line rate");
+}
+
+#[test]
+fn a_lost_credit_update_is_repaired_by_a_later_one_and_a_lost_frame_returns_its_credits() {
+    // 1% of the frames on the cable are lost, updates and data alike. Updates carry the
+    // cumulative limit, so the next one repairs a lost one; the receiver returns a lost data
+    // frame's credits (it saw a bad FCS). Nothing leaks: the flow finishes, and every credit
+    // consumed comes back.
+    let toml = r#"
+        seed = 3
+        [topology]
+        kind = "back-to-back"
+        link = { rate = "100Gbps", delay = "500ns", loss = 0.01 }
+        [pfc]
+        priorities = [3]
+        mode = "cbfc"
+        [pfc.cbfc]
+        buffer_per_vc = "32KiB"
+        [[flow]]
+        src = "h0"
+        dst = "h1"
+        size = "8MB"
+        "#;
+    let (_, r) = run_sim(toml);
+    assert_eq!(r.summary.flows_completed, 1);
+    let c = r.summary.cbfc.as_ref().unwrap();
+    assert!(c.update_frames_rx < c.update_frames_tx, "some updates were lost");
+    assert_eq!(c.credits_granted, c.credits_consumed, "no credit leaked");
+    assert_eq!(r.summary.pfc_pause_frames, 0);
+}
+
+#[test]
+fn cbfc_settings_that_cannot_work_are_refused_naming_the_key() {
+    let base = |extra: &str| {
+        format!(
+            r#"
+            [topology]
+            kind = "back-to-back"
+            link = {{ rate = "100Gbps", cable = "3m" }}
+            [pfc]
+            priorities = [3]
+            mode = "cbfc"
+            {extra}
+            [[flow]]
+            src = "h0"
+            dst = "h1"
+            size = "1MB"
+            "#
+        )
+    };
+    let err = |toml: &str| {
+        models::scenario::parse(toml, "t.toml", "t", &Default::default())
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err(&base("[pfc.cbfc]\nbuffer_per_vc = \"2KiB\""));
+    assert!(e.contains("pfc.cbfc.buffer_per_vc"), "{e}");
+    let e = err(&base("watchdog_action = \"drop\""));
+    assert!(e.contains("pfc.watchdog_action"), "{e}");
+    let e = err(&base("[pfc.cbfc]\nupdate_interval = \"0ns\""));
+    assert!(e.contains("pfc.cbfc.update_interval"), "{e}");
+}
+
+#[test]
+fn a_credit_cycle_deadlocks_as_a_pause_cycle_does_and_is_found() {
+    // pfc-deadlock.toml's ring under CBFC: five switches, each host sending two switches
+    // clockwise. Each ring ingress fills with frames for the next switch's starved egress: a
+    // cyclic buffer dependency with credits in place of pauses. The watch sees the five ring
+    // egresses, each starved by the next, and stops the run; no PFC frame is ever sent.
+    let mut toml = String::from(
+        r#"
+        [topology]
+        kind = "switch-ring"
+        switches = 5
+        hosts_per_switch = 1
+        host_link = { rate = "100Gbps", cable = "3m" }
+        ring_link = { rate = "100Gbps", cable = "10m" }
+        [switch]
+        asic = "trident3"
+        buffer = "1MB"
+        [run]
+        max_time = "2ms"
+        [pfc]
+        priorities = [3]
+        mode = "cbfc"
+        "#,
+    );
+    for h in 0..5 {
+        toml += &format!(
+            "[[flow]]\nsrc = \"h{h}\"\ndst = \"h{}\"\nsize = \"4MB\"\n",
+            (h + 2) % 5
+        );
+    }
+    let s = scenario(&toml);
+    let mut sim = Sim::new(&s, &s.variants[0]);
+    sim.run();
+    let stop = format!("{:?}", sim.stopped);
+    assert!(stop.contains("CBFC credit deadlock on priority 3"), "{stop}");
+    let d = &sim.watch.deadlocks[0];
+    let ports: Vec<String> = d.cycle.iter().map(|&p| sim.net.port_label(p)).collect();
+    let ring: Vec<String> = (0..5).map(|i| format!("sw{i} to-sw{}", (i + 1) % 5)).collect();
+    assert_eq!(ports, ring);
+    assert_eq!(sim.totals.pfc_frames, 0);
+    assert!(sim.cbfc.totals().stalls > 0);
+}
+
+#[test]
+fn sim_check_warns_when_the_allocation_is_short_of_the_credit_loop_and_names_the_bytes() {
+    // 100 Gb/s, 2 us of cable: the loop is two 4178 B frames (one out, one the update may
+    // wait behind), an 84 B update and 4 us of cable: 4675.2 ns, 14 frame times; with the
+    // 8 KiB threshold (128 credits) a receiver may hold back one frame's 65 credits: 15
+    // frames of 65 credits of 64 B = 62,400 B. 16 KiB is short; 64 KiB is not.
+    let frame_ns = tx_ns(roce_wire(4096), 100.0);
+    let loop_ns = 2.0 * frame_ns + tx_ns(84, 100.0) + 4_000.0;
+    let frames = (loop_ns / frame_ns).ceil() as u64 + (128u64.div_ceil(FRAME_CREDITS) - 1);
+    let need = frames * FRAME_CREDITS * 64;
+    assert_eq!(need, 62_400);
+    let findings = |buffer: &str| {
+        let s = scenario(&format!(
+            r#"
+            [topology]
+            kind = "back-to-back"
+            link = {{ rate = "100Gbps", delay = "2us" }}
+            [pfc]
+            priorities = [3]
+            mode = "cbfc"
+            [pfc.cbfc]
+            buffer_per_vc = "{buffer}"
+            [[flow]]
+            src = "h0"
+            dst = "h1"
+            size = "1MB"
+            "#
+        ));
+        s.variants[0].findings.clone()
+    };
+    let short = findings("16KiB");
+    let f = short
+        .iter()
+        .find(|f| f.id == "cbfc-below-bdp")
+        .expect("a warning");
+    assert_eq!(f.key, "pfc.cbfc.buffer_per_vc");
+    assert!(f.fix.contains(&format!("\"{need}B\"")), "{}", f.fix);
+    assert!(findings("64KiB").iter().all(|f| f.id != "cbfc-below-bdp"));
+}
+
+#[test]
+fn over_link_level_retry_a_corrupted_frame_is_replayed_and_takes_its_credits_once() {
+    // A cable with bit errors (1e-6 before FEC, FEC off: about 3 % of 4 KiB frames) and LLR
+    // on both ends: LLR replays every corrupted frame on the cable, so the receiver frees each
+    // frame's credits once, when it leaves; every credit consumed comes back, nothing is lost
+    // end to end, and the buffer bound holds.
+    let toml = r#"
+        [topology]
+        kind = "back-to-back"
+        link = { rate = "100Gbps", cable = "3m", pre_fec_ber = 1e-6, fec = "none", llr = true }
+        [pfc]
+        priorities = [3]
+        mode = "cbfc"
+        [[flow]]
+        src = "h0"
+        dst = "h1"
+        size = "4MB"
+        "#;
+    let (_, r) = run_sim(toml);
+    assert_eq!(r.summary.flows_completed, 1);
+    assert_eq!(r.summary.retransmitted_packets, 0, "nothing resent end to end");
+    let c = r.summary.cbfc.as_ref().unwrap();
+    assert_eq!(c.credits_granted, c.credits_consumed);
+    assert!(c.peak_held_bytes <= 64 * 1024);
+    assert!(
+        counter(&r, "h1", "to-h0", "drop_link_error") > 0,
+        "frames were corrupted"
+    );
+}
