@@ -32,6 +32,10 @@
 //! The model charges no RETH (16 B) on a message's first packet and no 802.1Q tag (4 B); the
 //! capture shows both, so those frames are that much longer than the simulated ones.
 
+mod link;
+
+pub use link::LLR_ETHERTYPE;
+
 use crate::ids::HostId;
 use crate::nic::Transport;
 use crate::packet::{Kind, Packet, flags};
@@ -69,7 +73,6 @@ pub fn port_mac(port: u32) -> [u8; 6] {
     [0x02, 0xfe, b[0], b[1], b[2], b[3]]
 }
 
-const PFC_DST: [u8; 6] = [0x01, 0x80, 0xc2, 0x00, 0x00, 0x01];
 /// Frame check sequence: counted in the model's frame, not shown in a capture.
 const FCS: usize = 4;
 
@@ -99,19 +102,8 @@ pub fn encode(
     out: &mut Vec<u8>,
 ) {
     out.clear();
-    if pkt.is_link_control() {
-        if pkt.kind == Kind::Pause {
-            pfc(pkt, sender_port, out);
-        } else {
-            cbfc_update(pkt, sender_port, out);
-        }
-        out.resize((pkt.frame as usize).saturating_sub(FCS).max(60), 0);
-        return;
-    }
-    if pkt.kind == Kind::LlrCtl {
-        llr_ctlos(pkt, sender_port, out);
-        out.resize(60, 0);
-        return;
+    if pkt.is_link_control() || pkt.kind == Kind::LlrCtl {
+        return link::encode(pkt, sender_port, out);
     }
     let (s, d) = ctx
         .endpoints
@@ -388,52 +380,6 @@ fn uet(pkt: &Packet, forward: bool, out: &mut Vec<u8>) {
         }
         Kind::Cnp | Kind::Pause | Kind::LlrCtl | Kind::LinkCredit => {}
     }
-}
-
-/// A CBFC credit update. The UE frame format was not available: written as a MAC control
-/// frame (EtherType 0x8808) with the placeholder opcode 0xFFFF, the VC's priority (u16) and
-/// the cumulative credit limit (u32), so a capture shows when and what was sent.
-fn cbfc_update(pkt: &Packet, sender_port: u32, out: &mut Vec<u8>) {
-    out.extend_from_slice(&PFC_DST);
-    out.extend_from_slice(&port_mac(sender_port));
-    out.extend_from_slice(&0x8808u16.to_be_bytes());
-    out.extend_from_slice(&0xffffu16.to_be_bytes());
-    out.extend_from_slice(&(pkt.prio as u16).to_be_bytes());
-    out.extend_from_slice(&pkt.seq.to_be_bytes());
-}
-
-fn pfc(pkt: &Packet, sender_port: u32, out: &mut Vec<u8>) {
-    out.extend_from_slice(&PFC_DST);
-    out.extend_from_slice(&port_mac(sender_port));
-    out.extend_from_slice(&0x8808u16.to_be_bytes());
-    out.extend_from_slice(&0x0101u16.to_be_bytes());
-    out.extend_from_slice(&(1u16 << pkt.prio).to_be_bytes());
-    for p in 0..8u8 {
-        let q = if p == pkt.prio { pkt.quanta() } else { 0 };
-        out.extend_from_slice(&q.to_be_bytes());
-    }
-}
-
-/// IEEE 802 local experimental EtherType 1: the frame an LLR ordered set is written in.
-pub const LLR_ETHERTYPE: u16 = 0x88b5;
-
-/// An LLR_ACK or LLR_NACK control block, in a frame of its own (see the module docs).
-fn llr_ctlos(pkt: &Packet, sender_port: u32, out: &mut Vec<u8>) {
-    out.extend_from_slice(&PFC_DST);
-    out.extend_from_slice(&port_mac(sender_port));
-    out.extend_from_slice(&LLR_ETHERTYPE.to_be_bytes());
-    let seq = pkt.seq & 0xf_ffff;
-    let nack = pkt.has(flags::LLR_NACK);
-    out.extend_from_slice(&[
-        0x4b,
-        if nack { 0x02 } else { 0x01 },
-        (seq >> 12) as u8,
-        (seq >> 4) as u8,
-        ((seq & 0xf) as u8) << 4 | 0x6,
-        0,
-        0,
-        0,
-    ]);
 }
 
 /// pcap file header (nanosecond timestamps, Ethernet).
