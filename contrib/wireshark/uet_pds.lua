@@ -74,7 +74,7 @@ DissectorTable.get("udp.port"):add(4793, p)
 
 -- UE link level retry's LLR_ACK / LLR_NACK control ordered sets, as `sim` writes them to pcap:
 -- an 8 B 64b/66b control block has no frame of its own on the wire, so the simulator wraps it
--- in one (IEEE 802 local experimental EtherType 0x88B5; models/src/pcap.rs). The block's
+-- in one (IEEE 802 local experimental EtherType 0x88B5; models/src/pcap/link.rs). The block's
 -- layout as a UE link format data model gives it (UE 1.0.1 section 5.1.4, tables 5-7, 5-8):
 -- block type 0x4B, CtlOS type (0x01 LLR_ACK, 0x02 LLR_NACK, 0x03 LLR_INIT, 0x04
 -- LLR_INIT_ECHO), a 20-bit sequence number, O-code 6.

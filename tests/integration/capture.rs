@@ -385,7 +385,7 @@ fn a_multi_port_host_capture_names_its_peer() {
 #[test]
 fn llr_ordered_sets_dissect_with_the_bundled_lua_and_match_the_counters() {
     // h1's NIC on a cable with link level retry and bit errors: it NACKs the frames the cable
-    // corrupted and ACKs the rest (models/src/pcap.rs frames each ordered set on its own).
+    // corrupted and ACKs the rest (models/src/pcap/link.rs frames each ordered set on its own).
     let scenario = "seed = 3\n[topology]\nkind = \"back-to-back\"\n\
         link = { rate = \"100Gbps\", cable = \"3m\", ber = 3e-7, llr = true }\n\
         [nic]\nmtu = \"4096B\"\n[[flow]]\nsrc = \"h0\"\ndst = \"h1\"\nsize = \"2MB\"\n\
