@@ -24,6 +24,7 @@ fn main() {
     // Without a scenario (as `cargo test --all-targets` runs it): the smallest bench.
     let file = args.first().map_or("benches/p128-uec.toml", |f| f.as_str());
     let counts = args.get(1..).unwrap_or_default();
+    // `0`: the hosts in one partition, the switches in the other.
     let parts: Vec<usize> = match counts.iter().map(|a| a.parse()).collect() {
         Ok(p) if !counts.is_empty() => p,
         Ok(_) => vec![2, 8, 16, 64],
@@ -43,7 +44,10 @@ fn main() {
         let mut sim = Sim::new(&scenario, variant);
         let mut counts: Vec<WindowCount> = parts
             .iter()
-            .map(|&n| WindowCount::new(Partitioning::by_hosts(&sim.net, n)))
+            .map(|&n| match n {
+                0 => WindowCount::new(Partitioning::hosts_and_fabric(&sim.net)),
+                n => WindowCount::new(Partitioning::by_hosts(&sim.net, n)),
+            })
             .collect();
         let t0 = Instant::now();
         sim.run_counting(&mut counts);

@@ -40,6 +40,10 @@ pub struct RunArgs {
     /// variants: as many as the memory limit allows].
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
+    /// Threads for each variant's run: its fabric cut into as many partitions, with the
+    /// results of one thread (runs that cannot be cut say why and use one).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: u16,
 }
 
 pub fn run(args: &RunArgs, started: Instant) -> Result<ExitCode> {
@@ -94,8 +98,14 @@ pub fn run(args: &RunArgs, started: Instant) -> Result<ExitCode> {
     if let Some(why) = lowered {
         errln!("note: {why}");
     }
-    let (reports, telemetry, cut) =
-        crate::runner::simulate(&scenario, args.quiet, jobs, &stop, Some(&watchdog));
+    let (reports, telemetry, cut) = crate::runner::simulate(
+        &scenario,
+        args.quiet,
+        jobs,
+        args.threads.into(),
+        &stop,
+        Some(&watchdog),
+    );
     output::print_table(&scenario, &reports);
     watchdog.enter(Phase::Writing);
     let argv: Vec<String> = std::env::args().collect();

@@ -81,6 +81,7 @@ pub fn simulate(
     scenario: &Scenario,
     quiet: bool,
     jobs: usize,
+    threads: usize,
     stop: &AtomicBool,
     watchdog: Option<&Watchdog>,
 ) -> (Vec<VariantReport>, Vec<Telemetry>, Cut) {
@@ -140,7 +141,12 @@ pub fn simulate(
             if setting_up.fetch_sub(1, Ordering::SeqCst) == 1 {
                 phase(Phase::Simulating);
             }
-            run_one(&mut sim, &label, &bar, stop);
+            if let Some(why) = run_one(&mut sim, scenario, threads, &label, &bar, stop)
+                && threads > 1
+                && !quiet
+            {
+                bar.println(format!("note: {label} runs on one thread: {why}"));
+            }
             let wall = t0.elapsed().as_secs_f64();
             let report = VariantReport::new(&sim, wall);
             // A finished variant keeps its line, with what it came to.
@@ -195,11 +201,19 @@ pub fn simulate(
     (reports, telemetry, cut)
 }
 
-/// The event loop of one variant, its progress line redrawn on the wall clock five times a
-/// second, whatever the event rate.
-fn run_one(sim: &mut Sim, name: &str, bar: &ProgressBar, stop: &AtomicBool) {
+/// The event loop of one variant on up to `threads` threads, its progress line redrawn on
+/// the wall clock five times a second, whatever the event rate. Returns why it ran on one
+/// thread when it did.
+fn run_one<'a>(
+    sim: &mut Sim<'a>,
+    scenario: &'a Scenario,
+    threads: usize,
+    name: &str,
+    bar: &ProgressBar,
+    stop: &AtomicBool,
+) -> Option<String> {
     let (mut drawn, mut drawn_events) = (Instant::now(), 0u64);
-    sim.run_with_progress(|p| {
+    sim.run_threads(scenario, threads, |p| {
         let now = Instant::now();
         let since = now.duration_since(drawn).as_secs_f64();
         if since >= 0.2 {
@@ -215,7 +229,7 @@ fn run_one(sim: &mut Sim, name: &str, bar: &ProgressBar, stop: &AtomicBool) {
             (drawn, drawn_events) = (now, p.events);
         }
         !stop.load(Ordering::Relaxed)
-    });
+    })
 }
 
 /// One variant's progress line (`label`: its position and name): a bar up to `run.max_time`

@@ -128,6 +128,11 @@ impl Link {
         pool.front_slot(&self.flight)
     }
 
+    /// Move the frames on the wire from pool `from` to pool `to` (`PacketPool::move_to`).
+    pub fn rehome(&mut self, from: &mut PacketPool, to: &mut PacketPool) {
+        from.move_to(&mut self.flight, to);
+    }
+
     /// The cable was cut: everything on it is lost.
     pub fn cut(&mut self, pool: &mut PacketPool) -> Vec<Packet> {
         std::iter::from_fn(|| pool.pop(&mut self.flight).map(|(_, p)| p)).collect()

@@ -115,6 +115,16 @@ impl PacketPool {
         Some(out)
     }
 
+    /// Move the frames of `q` from this pool to `to`, in order (a partition's port or cable
+    /// joining the whole run's state at the end of a run on several threads).
+    pub(crate) fn move_to(&mut self, q: &mut Fifo, to: &mut PacketPool) {
+        let mut moved = Fifo::default();
+        while let Some((at, pkt)) = self.pop(q) {
+            to.push(&mut moved, at, pkt);
+        }
+        *q = moved;
+    }
+
     /// Remove the tail of `q`: a walk from its head, for the rare cut of a queue's last frame.
     pub(crate) fn pop_back(&mut self, q: &mut Fifo) -> Option<(Time, Packet)> {
         let t = q.tail;

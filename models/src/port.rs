@@ -196,6 +196,14 @@ pub struct Port {
 }
 
 impl Port {
+    /// Move the frames this port holds from pool `from` to pool `to` (`PacketPool::move_to`).
+    pub fn rehome(&mut self, from: &mut PacketPool, to: &mut PacketPool) {
+        from.move_to(&mut self.control, to);
+        for q in &mut self.queues {
+            from.move_to(&mut q.frames, to);
+        }
+    }
+
     /// The front of a port that a transmission reads: the frame in service, the occupancy,
     /// the control FIFO and the priority queues (`repr(C)` keeps them first), for prefetching.
     pub const HOT_BYTES: usize = std::mem::offset_of!(Port, pause);

@@ -29,6 +29,7 @@ mod jobs;
 mod layers;
 mod llr;
 mod mixed;
+mod parallel;
 mod paths;
 mod pfc;
 mod pfc_watchdog;

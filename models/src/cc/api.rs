@@ -122,7 +122,7 @@ pub enum CnpOutcome {
 }
 
 /// A sender-side congestion-control scheme for one flow.
-pub trait CongestionControl: std::fmt::Debug {
+pub trait CongestionControl: std::fmt::Debug + Send {
     /// An ACK arrived and the transport has taken it.
     fn on_ack(&mut self, ack: &Ack);
     /// UET: a selective ACK, before the sender looks for losses.

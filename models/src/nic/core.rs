@@ -82,6 +82,19 @@ pub struct FlowCore {
 }
 
 impl FlowCore {
+    /// Take the receiver's side from `rx` (a run on several threads: the copy of the
+    /// partition its receiver is in). Drops are counted wherever they happen: the caller
+    /// adds them up.
+    pub fn take_receiver(&mut self, rx: &FlowCore) {
+        self.finish = rx.finish;
+        self.received_bytes = rx.received_bytes;
+        self.out_of_sequence = rx.out_of_sequence;
+        self.duplicates = rx.duplicates;
+        self.ecn_marked = rx.ecn_marked;
+        self.cnps_sent = rx.cnps_sent;
+        self.trimmed_received = rx.trimmed_received;
+    }
+
     /// A flow of `spec` not started yet, cut into packets of `mtu` payload bytes, its
     /// packets carrying `entropy`.
     pub fn new(spec: FlowSpec, mtu: u32, entropy: u16) -> Self {

@@ -33,6 +33,17 @@ impl std::ops::DerefMut for Flow {
 }
 
 impl Flow {
+    /// Take the receiver's side of the flow from `rx`, the copy its receiver's partition
+    /// kept (a run on several threads): each side changes only its own fields.
+    pub fn take_receiver(&mut self, rx: &mut Flow) {
+        self.core.take_receiver(&rx.core);
+        match (&mut self.proto, &mut rx.proto) {
+            (Proto::Roce(a), Proto::Roce(b)) => a.take_receiver(b),
+            (Proto::Uet(a), Proto::Uet(b)) => a.take_receiver(b),
+            _ => unreachable!("one flow, one transport"),
+        }
+    }
+
     pub fn new(spec: FlowSpec, mtu: u32, entropy: u16, proto: Proto) -> Self {
         Flow {
             core: FlowCore::new(spec, mtu, entropy),

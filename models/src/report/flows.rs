@@ -49,8 +49,7 @@ fn path(sim: &Sim, i: usize) -> String {
     let hops: Vec<String> = sim
         .paths
         .path(i)
-        .iter()
-        .map(|&p| format!("{}:{}", net.names[net.port_node[p.idx()].idx()], net.port_name(p)))
+        .map(|p| format!("{}:{}", net.names[net.port_node[p.idx()].idx()], net.port_name(p)))
         .collect();
     hops.join(" ")
 }

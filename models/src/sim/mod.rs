@@ -22,6 +22,7 @@ mod cbfc;
 mod host;
 mod llr;
 mod order;
+mod parallel;
 pub mod parallelism;
 mod pfc;
 mod pfc_watch;
@@ -191,6 +192,8 @@ pub struct Sim<'a> {
     pub cbfc: crate::cbfc::Cbfc,
     /// Each flow's ideal FCT and lower bound on the healthy fabric.
     pub bounds: Vec<ideal::FlowBounds>,
+    /// This run's place in a run on several threads (`parallel`); None on one thread.
+    part: Option<Box<parallel::Part>>,
 }
 
 /// Events between two calls of a run's progress callback (and readings of the wall clock).
@@ -412,6 +415,9 @@ impl Sim<'_> {
     /// Flow `f` has delivered its last byte: start the flows that waited for it.
     fn completed(&mut self, f: FlowId) {
         self.finished += 1;
+        if let Some(part) = self.part.as_deref_mut() {
+            part.last_done = part.key;
+        }
         let now = self.now;
         for i in 0..self.dependents[f.idx()].len() {
             let d = self.dependents[f.idx()][i] as usize;
@@ -428,41 +434,31 @@ impl Sim<'_> {
 
     /// Record a time-series sample; keep sampling while anything else is pending.
     fn on_sample(&mut self) {
+        let with_pg = self.sampler.with_pg();
+        let totals = self.sample_totals();
+        let (net, switches, now) = (&self.net, &self.switches, self.now);
+        self.sampler
+            .record(now, totals, |p| port_sample(net, switches, now, p, with_pg));
+        let flows = &self.flows;
+        self.flow_sampler
+            .record(now, |f| (flows[f].received_bytes, flows[f].control_value()));
+        // Sample while flows are unfinished (not while only idle timers remain).
+        if self.finished < self.flows.len() && !self.queue.is_empty() {
+            let at = self.now + self.sampler.interval;
+            self.queue.push(at, Event::Sample);
+        }
+    }
+
+    /// The run's totals as a sample shows them.
+    fn sample_totals(&self) -> crate::telemetry::Totals {
         let t = &self.totals;
-        let totals = crate::telemetry::Totals {
+        crate::telemetry::Totals {
             delivered_bytes: t.delivered_payload,
             ecn_marked: t.ecn_marked,
             cnps: t.cnps,
             pfc_frames: t.pfc_frames,
             trimmed: t.trimmed,
             drops: t.dropped_packets,
-        };
-        let (net, switches, now) = (&self.net, &self.switches, self.now);
-        let with_pg = self.sampler.with_pg();
-        self.sampler.record(self.now, totals, |p| {
-            let port = &net.ports[p.idx()];
-            let (pg, xoff, xoff_group) = match net.roles[net.port_node[p.idx()].idx()] {
-                Role::Switch(s) if with_pg => {
-                    let (pg, xoff, slice) = switches[s.idx()].pg_sample(p);
-                    (pg, xoff, Some(s.0 << 8 | slice))
-                }
-                _ => (0, 0, None),
-            };
-            crate::telemetry::PortSample {
-                queue: port.occupancy(),
-                busy: port.busy(now),
-                pg,
-                xoff,
-                xoff_group,
-            }
-        });
-        let flows = &self.flows;
-        self.flow_sampler
-            .record(self.now, |f| (flows[f].received_bytes, flows[f].control_value()));
-        // Sample while flows are unfinished (not while only idle timers remain).
-        if self.finished < self.flows.len() && !self.queue.is_empty() {
-            let at = self.now + self.sampler.interval;
-            self.queue.push(at, Event::Sample);
         }
     }
 
@@ -486,7 +482,7 @@ impl Sim<'_> {
         } else {
             pkt.flow
         };
-        self.log.push(crate::telemetry::LogRow {
+        self.log_row(crate::telemetry::LogRow {
             time: self.now,
             port: at,
             prio: pkt.prio,
@@ -494,6 +490,15 @@ impl Sim<'_> {
             event,
             reason,
         });
+    }
+
+    /// Log `row` (a partition notes which event logged it, to merge the logs in order).
+    #[inline]
+    fn log_row(&mut self, row: crate::telemetry::LogRow) {
+        self.log.push(row);
+        if let Some(part) = self.part.as_deref_mut() {
+            part.log_keys.push(part.key);
+        }
     }
 
     /// Account a packet leaving the fabric unseen, lost at port `at`.
@@ -573,5 +578,30 @@ impl Sim<'_> {
         let flying = self.net.links.iter().flat_map(|l| l.in_flight(pool));
         let staged = self.net.llr.iter().flatten().filter_map(|l| l.staged.as_ref());
         held.chain(flying).chain(staged)
+    }
+}
+
+/// What port `p` shows at a sample at `now` (`with_pg`: its switch's priority-group use too).
+fn port_sample(
+    net: &Network,
+    switches: &[Switch],
+    now: Time,
+    p: PortId,
+    with_pg: bool,
+) -> crate::telemetry::PortSample {
+    let port = &net.ports[p.idx()];
+    let (pg, xoff, xoff_group) = match net.roles[net.port_node[p.idx()].idx()] {
+        Role::Switch(s) if with_pg => {
+            let (pg, xoff, slice) = switches[s.idx()].pg_sample(p);
+            (pg, xoff, Some(s.0 << 8 | slice))
+        }
+        _ => (0, 0, None),
+    };
+    crate::telemetry::PortSample {
+        queue: port.occupancy(),
+        busy: port.busy(now),
+        pg,
+        xoff,
+        xoff_group,
     }
 }

@@ -92,6 +92,23 @@ impl Partitioning {
         for p in of_node.iter_mut().filter(|p| **p == u32::MAX) {
             *p = 0;
         }
+        Self::with_nodes(net, parts, of_node)
+    }
+
+    /// Two partitions: every host (its NIC and the transports of the flows it sends and
+    /// receives) in partition 0, every switch in partition 1. No flow's state is then split
+    /// between two partitions; the host cables are the cut.
+    pub fn hosts_and_fabric(net: &Network) -> Self {
+        let of_node = net
+            .roles
+            .iter()
+            .map(|r| matches!(r, crate::network::Role::Switch(_)) as u32)
+            .collect();
+        Self::with_nodes(net, 2, of_node)
+    }
+
+    /// The cut cables of the partitioning `of_node`, and its lookahead.
+    fn with_nodes(net: &Network, parts: usize, of_node: Vec<u32>) -> Self {
         let (mut lookahead, mut cut) = (None::<Duration>, 0);
         for p in 0..net.ports.len() {
             let (a, b) = (net.port_node[p], net.port_node[net.peer[p].idx()]);

@@ -10,7 +10,7 @@ use crate::packet::Packet;
 impl Sim<'_> {
     /// Enter XOFF on ingress `port` for `prio`: pause the peer and keep refreshing.
     pub(super) fn xoff(&mut self, port: PortId, prio: u8) {
-        self.log.push(crate::telemetry::LogRow {
+        self.log_row(crate::telemetry::LogRow {
             time: self.now,
             port,
             prio,
@@ -40,7 +40,7 @@ impl Sim<'_> {
         if self.net.ports[port.idx()].xoff.forced.contains(prio) {
             return; // a storm holds it
         }
-        self.log.push(crate::telemetry::LogRow {
+        self.log_row(crate::telemetry::LogRow {
             time: self.now,
             port,
             prio,

@@ -86,7 +86,7 @@ impl Sim<'_> {
         let restoration = pfc.restoration();
         let tx = self.net.ports[q.idx()].tx_prio_packets(prio);
         self.wd.storm(q, prio, action, tx, self.now);
-        self.log.push(crate::telemetry::LogRow {
+        self.log_row(crate::telemetry::LogRow {
             time: self.now,
             port: q,
             prio,
@@ -166,7 +166,7 @@ impl Sim<'_> {
         }
         let tx = self.net.ports[q.idx()].tx_prio_packets(prio);
         self.wd.restore(q, prio, action, tx);
-        self.log.push(crate::telemetry::LogRow {
+        self.log_row(crate::telemetry::LogRow {
             time: self.now,
             port: q,
             prio,

@@ -86,7 +86,13 @@ impl Sim<'_> {
             self.drop(pkt, DropReason::LinkDown, p);
         } else {
             self.net.ports[p.idx()].count_tx(&pkt);
-            if let Some(at) = self.net.links[p.idx()].send(&mut self.net.pool, self.now, pkt) {
+            if let Some(part) = self.part.as_deref_mut()
+                && part.crosses(self.net.peer[p.idx()])
+            {
+                // Into another partition: it reaches that partition's copy of the cable
+                // after this window (`parallel`).
+                part.post(self.now, p, pkt);
+            } else if let Some(at) = self.net.links[p.idx()].send(&mut self.net.pool, self.now, pkt) {
                 self.schedule(at, Event::Arrive(p));
             }
         }
@@ -246,7 +252,7 @@ impl Sim<'_> {
                 if xoff && !self.wd.is_stormed(in_port, pkt.prio) {
                     self.xoff(in_port, pkt.prio);
                 }
-                self.paths.forwarded(in_port, out, &pkt);
+                self.paths.forwarded(in_port, out, &pkt, self.now);
                 self.start_tx(out);
             }
         }

@@ -88,6 +88,11 @@ impl EventLog {
         }
     }
 
+    /// The most rows it keeps.
+    pub fn cap(&self) -> usize {
+        self.cap
+    }
+
     /// Rows kept.
     pub fn len(&self) -> usize {
         self.len

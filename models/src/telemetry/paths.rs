@@ -9,14 +9,17 @@
 
 use crate::ids::{FlowId, PortId};
 use crate::packet::{Kind, Packet, flags};
+use sim_core::Time;
 
 /// Paths, per flow.
 #[derive(Debug, Default)]
 pub struct PathLog {
     /// Per port: true when its peer is a host (a frame arriving there is at its first switch).
     from_host: Vec<bool>,
-    /// Per flow: the switch egress ports of its first data packet (PSN 0, first send).
-    first: Vec<Vec<PortId>>,
+    /// Per flow: the switch egress ports of its first data packet (PSN 0, first send), and
+    /// when it was queued at each (to put together the parts of a path a run on several
+    /// threads saw apart).
+    first: Vec<Vec<(PortId, Time)>>,
     /// Per flow: data packets out of each egress port of its first switch.
     first_hop: Vec<Vec<(PortId, u32)>>,
 }
@@ -34,14 +37,14 @@ impl PathLog {
 
     /// A switch queued `pkt`, which arrived on `in_port`, for egress `out`.
     #[inline]
-    pub fn forwarded(&mut self, in_port: PortId, out: PortId, pkt: &Packet) {
+    pub fn forwarded(&mut self, in_port: PortId, out: PortId, pkt: &Packet, now: Time) {
         if pkt.kind != Kind::Data || pkt.flow == FlowId::NONE {
             return;
         }
         let f = pkt.flow.idx();
         if pkt.seq == 0 && !pkt.has(flags::RETX) {
             if let Some(path) = self.first.get_mut(f) {
-                path.push(out);
+                path.push((out, now));
             }
         }
         if self.from_host.get(in_port.idx()).copied().unwrap_or(false)
@@ -55,8 +58,27 @@ impl PathLog {
     }
 
     /// Flow `f`'s first data packet's egress ports at the switches, in order.
-    pub fn path(&self, f: usize) -> &[PortId] {
-        self.first.get(f).map_or(&[], Vec::as_slice)
+    pub fn path(&self, f: usize) -> impl Iterator<Item = PortId> + '_ {
+        self.first.get(f).into_iter().flatten().map(|&(p, _)| p)
+    }
+
+    /// Add what another part of the same run logged (a run on several threads): each flow's
+    /// first path in time order, its first switch's shares from the part that has them.
+    pub fn absorb(&mut self, other: PathLog) {
+        for (mine, theirs) in self.first.iter_mut().zip(other.first) {
+            if !theirs.is_empty() {
+                mine.extend(theirs);
+                mine.sort_by_key(|&(_, t)| t);
+            }
+        }
+        for (mine, theirs) in self.first_hop.iter_mut().zip(other.first_hop) {
+            for (p, n) in theirs {
+                match mine.iter_mut().find(|(q, _)| *q == p) {
+                    Some((_, m)) => *m += n,
+                    None => mine.push((p, n)),
+                }
+            }
+        }
     }
 
     /// Flow `f`'s data packets out of each egress port of its first switch, most first.
@@ -93,18 +115,18 @@ mod tests {
             )
         };
         // PSN 0 in at port 0 (from the host), out at 2; then at the next switch, in 1 out 3.
-        log.forwarded(PortId(0), PortId(2), &data(0, false));
-        log.forwarded(PortId(1), PortId(3), &data(0, false));
+        log.forwarded(PortId(0), PortId(2), &data(0, false), Time::ZERO);
+        log.forwarded(PortId(1), PortId(3), &data(0, false), Time::ZERO);
         // Later packets: counted at the first switch only, by their egress.
-        log.forwarded(PortId(0), PortId(2), &data(1, false));
-        log.forwarded(PortId(0), PortId(1), &data(2, false));
-        log.forwarded(PortId(1), PortId(3), &data(2, false));
+        log.forwarded(PortId(0), PortId(2), &data(1, false), Time::ZERO);
+        log.forwarded(PortId(0), PortId(1), &data(2, false), Time::ZERO);
+        log.forwarded(PortId(1), PortId(3), &data(2, false), Time::ZERO);
         // A resend of PSN 0 does not redraw the path.
-        log.forwarded(PortId(0), PortId(1), &data(0, true));
-        assert_eq!(log.path(0), [PortId(2), PortId(3)]);
+        log.forwarded(PortId(0), PortId(1), &data(0, true), Time::ZERO);
+        assert_eq!(log.path(0).collect::<Vec<_>>(), [PortId(2), PortId(3)]);
         assert_eq!(log.uplinks(0), [(PortId(1), 2), (PortId(2), 2)]);
         let ack = Packet::control(Kind::Ack, FlowId(0), HostId(0), 0, 64, 3);
-        log.forwarded(PortId(0), PortId(2), &ack);
+        log.forwarded(PortId(0), PortId(2), &ack, Time::ZERO);
         assert_eq!(
             log.uplinks(0),
             [(PortId(1), 2), (PortId(2), 2)],

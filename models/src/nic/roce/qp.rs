@@ -39,6 +39,15 @@ pub struct RoceQp {
 }
 
 impl RoceQp {
+    /// Take the responder's side from `rx` (a run on several threads: its receiver's copy).
+    pub fn take_receiver(&mut self, rx: &mut RoceQp) {
+        self.expected = rx.expected;
+        self.since_ack = rx.since_ack;
+        self.nak_outstanding = rx.nak_outstanding;
+        self.ece = rx.ece;
+        self.np = std::mem::take(&mut rx.np);
+    }
+
     pub fn new(window: Option<u64>) -> Self {
         RoceQp {
             window,

@@ -68,6 +68,14 @@ pub struct Uet {
 }
 
 impl Uet {
+    /// Take the receiver's side from `rx` (a run on several threads: its receiver's copy).
+    pub fn take_receiver(&mut self, rx: &mut Uet) {
+        self.pdc.take_receiver(&mut rx.pdc);
+        self.ack_timer = rx.ack_timer;
+        self.last_data = rx.last_data;
+        self.grants = rx.grants;
+    }
+
     /// The entropy the load balancer picks for the next packet.
     #[inline]
     pub(super) fn next_entropy(&mut self) -> u16 {

@@ -68,6 +68,15 @@ pub struct UetPdc {
 }
 
 impl UetPdc {
+    /// Take the receiver's side from `rx` (a run on several threads: its receiver's copy).
+    pub fn take_receiver(&mut self, rx: &mut UetPdc) {
+        self.rcvd = std::mem::take(&mut rx.rcvd);
+        self.cum = rx.cum;
+        self.since_ack = rx.since_ack;
+        self.last_psn = rx.last_psn;
+        self.received = rx.received;
+    }
+
     /// Bytes of per-packet state a flow of `packets` keeps (sender state per PSN, receiver
     /// bitmap), for the memory check at validation.
     pub const fn state_bytes(packets: u64) -> u64 {

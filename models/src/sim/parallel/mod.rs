@@ -1,0 +1,484 @@
+//! One run on several threads, with the results of one: a conservative parallel engine.
+//!
+//! The fabric is cut into partitions (`Partitioning::by_hosts`: hosts in contiguous blocks,
+//! each switch with most of its neighbours). Each partition is a whole [`Sim`] built from the
+//! same variant that handles only the events of its own nodes, on its own thread, with its
+//! own event queue and packet pool. A frame sent into a cable whose far end is another
+//! partition's is put in the sender's outbox instead of on the cable; it reaches the far
+//! partition's copy of the cable between two windows. The windows are as long as the
+//! lookahead, the least propagation delay of a cut cable: a frame sent in a window arrives
+//! after it ends (Chandy and Misra, IEEE TSE 1979; windowed as in Nicol's YAWNS, JACM 1993;
+//! Unison runs ns-3 the same way, EuroSys 2024).
+//!
+//! Identical results for every thread count:
+//! * simultaneous events run in an order that does not depend on the cut (`order.rs`), and
+//!   every random stream belongs to one switch, cable or flow (`build.rs`);
+//! * a flow's sender side and its receiver side may be in two partitions: each changes only
+//!   its own side of the flow in its copy, and the copies are put together at the end
+//!   (`merge.rs`); frames are the only thing the two sides exchange, as on a real fabric;
+//! * what reads the whole fabric runs between windows: the samples (a window ends at each
+//!   sample time), and the rule that idle timers stop once every flow has finished (a
+//!   partition whose own flows have all finished holds its next timer until the window's end
+//!   says whether the others' have).
+//!
+//! What the engine does not cut yet runs on one thread, and the run says why
+//! ([`why_sequential`]): PFC (the origin of a pause chain and the look for deadlocks read
+//! every port), CBFC and link level retry (their state spans both ends of a cable), faults,
+//! captures, INT, flows that start when a flow received in another partition completes
+//! (no lookahead), a scenario-set `run.max_events`, and fabrics whose cut cables are shorter
+//! than [`MIN_LOOKAHEAD`] (a window would hold a handful of events).
+
+mod merge;
+
+use super::parallelism::Partitioning;
+use super::{Event, Progress, Sim, StopReason};
+use crate::ids::PortId;
+use crate::packet::Packet;
+use crate::scenario::Scenario;
+use sim_core::queue::Simultaneous;
+use sim_core::{Duration, EventQueue, Time};
+
+/// Cut cables shorter than this (about 50 m of fibre) leave too little lookahead for a
+/// window to hold more work than its barrier costs: such fabrics run on one thread.
+pub const MIN_LOOKAHEAD: Duration = Duration(250_000);
+
+/// An event's place in the run's order: its time and its rank (`order.rs`).
+pub(super) type Key = (Time, u64);
+
+/// Which partition holds what: each port, each node, each flow's sender and receiver.
+pub(super) struct Layout {
+    owner: std::sync::Arc<Vec<u32>>,
+    of_node: Vec<u32>,
+    sender: Vec<u32>,
+    finisher: Vec<u32>,
+}
+
+/// What a partition knows besides its own state.
+pub(super) struct Part {
+    me: u32,
+    /// Each port's partition.
+    owner: std::sync::Arc<Vec<u32>>,
+    /// Frames sent into cut cables this window: when, from which port.
+    outbox: Vec<(Time, PortId, Packet)>,
+    /// The event being handled.
+    pub key: Key,
+    /// The key of the event that logged each row pushed to the event log.
+    pub log_keys: Vec<Key>,
+    /// The flows whose last byte arrives in this partition, and the key of the last that did.
+    mine: usize,
+    pub last_done: Key,
+    /// An idle timer held back until the other partitions say whether every flow has finished.
+    held: Option<(Time, Event)>,
+}
+
+impl Part {
+    /// True when a frame sent out of `p` crosses to another partition.
+    #[inline]
+    pub(super) fn crosses(&self, peer: PortId) -> bool {
+        self.owner[peer.idx()] != self.me
+    }
+
+    #[inline]
+    pub(super) fn post(&mut self, at: Time, p: PortId, pkt: Packet) {
+        self.outbox.push((at, p, pkt));
+    }
+}
+
+/// Whether the idle timers still run in a window (`Sim::advance`: they stop once every flow
+/// has finished).
+#[derive(Debug, Clone, Copy)]
+enum Done {
+    /// No flow of another partition can finish in the window unseen: decide locally, holding
+    /// a timer when this partition's own flows have all finished.
+    Ask,
+    /// Some flow is still unfinished at the window's end.
+    Not,
+    /// Every flow had finished once the event of this key had run.
+    At(Key),
+}
+
+/// Why `sim` cannot be cut into `threads` partitions (None: it can).
+pub fn why_sequential(
+    sim: &Sim,
+    scenario: &Scenario,
+    threads: usize,
+    min_lookahead: Duration,
+) -> Option<String> {
+    let v = sim.variant;
+    let reason = if threads < 2 {
+        "one thread"
+    } else if sim.net.host_node.len() < threads {
+        "fewer hosts than threads"
+    } else if !v.pfc.priorities.is_empty() {
+        "PFC is on (pause chains and the deadlock look read the whole fabric)"
+    } else if sim.cbfc.on() || sim.net.llr.iter().any(Option::is_some) {
+        "CBFC or link level retry is on"
+    } else if !scenario.faults.is_empty() {
+        "the scenario has faults"
+    } else if !sim.captures.is_empty() {
+        "the scenario captures frames"
+    } else if v.limits.max_events.is_some() {
+        "run.max_events is set"
+    } else if sim.flows.iter().any(|f| {
+        let cc = v.nic.cc_for(v.nic.transport_of(f.spec.prio));
+        crate::nic::Protocol::carries_int(&f.proto) && matches!(cc, crate::cc::CcConfig::Hpcc(_))
+    }) {
+        "HPCC's flows carry INT (stacks in the sending partition's pool)"
+    } else {
+        let cut = Partitioning::by_hosts(&sim.net, threads);
+        let owner = port_owner(sim, &cut);
+        match lookahead(sim, &owner) {
+            None => "nothing to cut",
+            Some(l) if l < min_lookahead || l == Duration::ZERO => {
+                return Some(format!(
+                    "the shortest cut cable is {} ns (under {} ns)",
+                    l.0 / 1000,
+                    min_lookahead.0 / 1000
+                ));
+            }
+            Some(_) if crossing_dependency(sim, &cut) => {
+                "a flow starts when a flow received in another partition finishes"
+            }
+            Some(_) => return None,
+        }
+    };
+    Some(reason.to_string())
+}
+
+fn port_owner(sim: &Sim, cut: &Partitioning) -> Vec<u32> {
+    sim.net.port_node.iter().map(|n| cut.of_node[n.idx()]).collect()
+}
+
+/// The least propagation delay of a cable whose ends are in two partitions.
+fn lookahead(sim: &Sim, owner: &[u32]) -> Option<Duration> {
+    (0..sim.net.ports.len())
+        .filter(|&p| owner[p] != owner[sim.net.peer[p].idx()])
+        .map(|p| sim.net.links[p].delay)
+        .min()
+}
+
+/// The partition that sees flow `f` finish: its receiver's (its sender's inside a server).
+fn finisher(sim: &Sim, cut: &Partitioning, f: usize) -> u32 {
+    let s = &sim.flows[f].spec;
+    let h = if sim.is_local(f) { s.src } else { s.dst };
+    cut.of_node[sim.net.host_node[h.idx()].idx()]
+}
+
+fn crossing_dependency(sim: &Sim, cut: &Partitioning) -> bool {
+    sim.dependents.iter().enumerate().any(|(f, ds)| {
+        ds.iter().any(|&d| {
+            let src = sim.flows[d as usize].spec.src;
+            cut.of_node[sim.net.host_node[src.idx()].idx()] != finisher(sim, cut, f)
+        })
+    })
+}
+
+impl<'a> Sim<'a> {
+    /// Run on `threads` threads when the run can be cut ([`why_sequential`]), else on this
+    /// one; `progress` as [`Sim::run_with_progress`] (called between windows). Returns why
+    /// the run stayed on one thread, if it did.
+    pub fn run_threads(
+        &mut self,
+        scenario: &'a Scenario,
+        threads: usize,
+        progress: impl FnMut(&Progress) -> bool,
+    ) -> Option<String> {
+        self.run_threads_cut_at(scenario, threads, MIN_LOOKAHEAD, progress)
+    }
+
+    /// [`Sim::run_threads`], cutting cables down to `min_lookahead` long (tests cut short
+    /// cables too, to check that the results stay those of one thread).
+    pub fn run_threads_cut_at(
+        &mut self,
+        scenario: &'a Scenario,
+        threads: usize,
+        min_lookahead: Duration,
+        mut progress: impl FnMut(&Progress) -> bool,
+    ) -> Option<String> {
+        if let Some(why) = why_sequential(self, scenario, threads, min_lookahead) {
+            self.run_with_progress(progress);
+            return Some(why);
+        }
+        let cut = Partitioning::by_hosts(&self.net, threads);
+        let owner = std::sync::Arc::new(port_owner(self, &cut));
+        let la = lookahead(self, &owner).expect("checked");
+        let flows = 0..self.flows.len();
+        let layout = Layout {
+            sender: flows
+                .clone()
+                .map(|f| cut.of_node[self.net.host_node[self.flows[f].spec.src.idx()].idx()])
+                .collect(),
+            finisher: flows.map(|f| finisher(self, &cut, f)).collect(),
+            owner,
+            of_node: cut.of_node.clone(),
+        };
+        let mut others: Vec<Sim<'a>> = (1..threads).map(|_| Sim::new(scenario, self.variant)).collect();
+        let mut parts: Vec<&mut Sim<'a>> = std::iter::once(self).chain(others.iter_mut()).collect();
+        for (i, s) in parts.iter_mut().enumerate() {
+            let mine = layout.finisher.iter().filter(|&&p| p == i as u32).count();
+            s.partition(i as u32, layout.owner.clone(), &cut, mine);
+        }
+        let mut coord = Coordinator {
+            next_sample: Some(Time::ZERO),
+            now: Time::ZERO,
+            events: 0,
+            layout: &layout,
+        };
+        coord.run(&mut parts, la, &mut progress);
+        let (now, events) = (coord.now, coord.events);
+        merge::merge(&mut parts, &layout);
+        let head = &mut *parts[0];
+        head.now = head.now.max(now);
+        head.totals.events += events;
+        head.totals.end_time = head.now;
+        head.close_pauses();
+        None
+    }
+
+    /// Become partition `me`: keep only the first events of its own nodes (the samples are
+    /// the coordinator's).
+    fn partition(&mut self, me: u32, owner: std::sync::Arc<Vec<u32>>, cut: &Partitioning, mine: usize) {
+        let mut queue = EventQueue::new();
+        while let Some((t, ev)) = self.queue.pop() {
+            if self.site(ev).is_some_and(|n| cut.of_node[n.idx()] == me) {
+                queue.push(t, ev);
+            }
+        }
+        self.queue = queue;
+        self.part = Some(Box::new(Part {
+            me,
+            owner,
+            outbox: Vec::new(),
+            key: (Time::ZERO, 0),
+            log_keys: Vec::new(),
+            mine,
+            last_done: (Time::ZERO, 0),
+            held: None,
+        }));
+    }
+
+    /// Handle this partition's events up to and including `until`. True when it stopped early
+    /// to hold an idle timer ([`Done::Ask`]).
+    fn run_window(&mut self, until: Time, done: Done) -> bool {
+        loop {
+            let part = self.part.as_deref_mut().expect("a partition");
+            let (t, ev) = match part.held.take() {
+                Some(h) => h,
+                None => match self.queue.peek_time() {
+                    Some(t) if t <= until => self.queue.pop().expect("peeked"),
+                    _ => return false,
+                },
+            };
+            let rank = ev.rank();
+            if !runs_when_done(ev) {
+                let skip = match done {
+                    Done::Not => false,
+                    Done::At(k) => (t, rank) > k,
+                    Done::Ask if self.finished < part.mine => false,
+                    Done::Ask => {
+                        part.held = Some((t, ev));
+                        return true;
+                    }
+                };
+                if skip {
+                    continue;
+                }
+            }
+            part.key = (t, rank);
+            if t < self.now {
+                self.totals.causality_violations += 1;
+            }
+            self.now = t;
+            self.totals.events += 1;
+            self.handle(ev);
+        }
+    }
+
+    /// Put the frames other partitions sent this way on their cables.
+    fn take_crossings(&mut self, frames: impl Iterator<Item = (Time, PortId, Packet)>) {
+        for (sent, p, pkt) in frames {
+            if let Some(at) = self.net.links[p.idx()].send(&mut self.net.pool, sent, pkt) {
+                self.schedule(at, Event::Arrive(p));
+            }
+        }
+    }
+
+    fn pending(&self) -> bool {
+        let part = self.part.as_deref().expect("a partition");
+        !self.queue.is_empty() || part.held.is_some()
+    }
+}
+
+/// Events that run after every flow has finished (the frames still moving); the others are
+/// idle timers, which stop then (`Sim::advance`).
+#[inline]
+pub(super) fn runs_when_done(ev: Event) -> bool {
+    matches!(
+        ev,
+        Event::TxDone(_) | Event::Arrive(_) | Event::Resume(_) | Event::RxDone(_) | Event::LlrTimer(_)
+    )
+}
+
+/// What runs between windows: the samples, the limits and the progress line.
+struct Coordinator<'l> {
+    layout: &'l Layout,
+    next_sample: Option<Time>,
+    /// The time of the last sample taken, and how many were (events of the run).
+    now: Time,
+    events: u64,
+}
+
+impl Coordinator<'_> {
+    fn run(
+        &mut self,
+        parts: &mut [&mut Sim],
+        lookahead: Duration,
+        progress: &mut impl FnMut(&Progress) -> bool,
+    ) {
+        let limits = &parts[0].variant.limits;
+        let max_time = Time::ZERO + limits.time();
+        let max_events = limits.events();
+        let max_wall = limits.wall();
+        let deadline = parts[0]
+            .wall_deadline
+            .unwrap_or_else(|| std::time::Instant::now() + max_wall);
+        let flows = parts[0].flows.len();
+        loop {
+            exchange(parts);
+            let next = parts.iter().filter_map(|s| next_time(s)).min();
+            let finished: usize = parts.iter().map(|s| s.finished).sum();
+            // A sample runs after every other event of its time (`order.rs`).
+            if let Some(t) = self.next_sample
+                && next.is_none_or(|n| t < n)
+                && t <= max_time
+            {
+                self.take_sample(parts, t, finished < flows);
+                continue;
+            }
+            let Some(start) = next.into_iter().chain(self.next_sample).min() else {
+                break;
+            };
+            if start > max_time {
+                if finished < flows {
+                    parts[0].stopped = Some(StopReason::MaxTime(max_time));
+                    parts[0].now = max_time;
+                }
+                break;
+            }
+            let mut until = Time((start + lookahead).min(max_time + Duration(1)).0 - 1);
+            if let Some(t) = self.next_sample {
+                until = until.min(t);
+            }
+            let done = if finished == flows {
+                Done::At(
+                    parts
+                        .iter()
+                        .map(|s| s.part.as_deref().expect("a partition").last_done)
+                        .max()
+                        .expect("parts"),
+                )
+            } else {
+                Done::Ask
+            };
+            let held = run_all(parts, until, done, None);
+            if held.iter().any(|&h| h) {
+                // Every partition has run its window but the ones holding a timer: whether
+                // every flow had finished by then is known now.
+                let finished: usize = parts.iter().map(|s| s.finished).sum();
+                let done = if finished == flows {
+                    Done::At(
+                        parts
+                            .iter()
+                            .map(|s| s.part.as_deref().expect("a partition").last_done)
+                            .max()
+                            .expect("parts"),
+                    )
+                } else {
+                    Done::Not
+                };
+                run_all(parts, until, done, Some(&held));
+            }
+            let events: u64 = parts.iter().map(|s| s.totals.events).sum::<u64>() + self.events;
+            let p = Progress {
+                now: until,
+                events,
+                flows_done: parts.iter().map(|s| s.finished).sum(),
+                flows,
+            };
+            if events >= max_events {
+                parts[0].stopped = Some(StopReason::MaxEvents(max_events));
+                break;
+            }
+            if !progress(&p) {
+                parts[0].stopped = Some(StopReason::Interrupted);
+                break;
+            }
+            if std::time::Instant::now() > deadline {
+                parts[0].stopped = Some(StopReason::MaxWall(max_wall));
+                break;
+            }
+        }
+        exchange(parts);
+    }
+
+    /// A sample at `t`, every event before it handled: skipped once every flow has finished
+    /// (as `Sim::advance` skips it); the next one while flows are unfinished and anything is
+    /// pending.
+    fn take_sample(&mut self, parts: &mut [&mut Sim], t: Time, unfinished: bool) {
+        self.next_sample = None;
+        if !unfinished {
+            return;
+        }
+        self.now = t;
+        self.events += 1;
+        merge::sample(parts, t, self.layout);
+        if parts.iter().any(|s| s.pending()) {
+            // The sampler doubles its interval when it thins its series.
+            self.next_sample = Some(t + parts[0].sampler.interval);
+        }
+    }
+}
+
+/// The time of partition `s`'s next event.
+fn next_time(s: &Sim) -> Option<Time> {
+    let part = s.part.as_deref().expect("a partition");
+    part.held.map(|(t, _)| t).or_else(|| s.queue.peek_time())
+}
+
+/// Move every outbox's frames to the partitions at the far ends of their cables.
+fn exchange(parts: &mut [&mut Sim]) {
+    let mut mail: Vec<Vec<(Time, PortId, Packet)>> = vec![Vec::new(); parts.len()];
+    for s in parts.iter_mut() {
+        let peer = &s.net.peer;
+        let part = s.part.as_deref_mut().expect("a partition");
+        for (at, p, pkt) in part.outbox.drain(..) {
+            mail[part.owner[peer[p.idx()].idx()] as usize].push((at, p, pkt));
+        }
+    }
+    for (s, frames) in parts.iter_mut().zip(mail) {
+        s.take_crossings(frames.into_iter());
+    }
+}
+
+/// Run every partition's window (only the ones `only` marks, when given), the first on this
+/// thread and the others on their own. Returns which stopped to hold a timer.
+fn run_all(parts: &mut [&mut Sim], until: Time, done: Done, only: Option<&[bool]>) -> Vec<bool> {
+    let runs = |i: usize| only.is_none_or(|o| o[i]);
+    let mut held = vec![false; parts.len()];
+    let (first, rest) = parts.split_first_mut().expect("parts");
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = rest
+            .iter_mut()
+            .enumerate()
+            .filter(|(i, _)| runs(i + 1))
+            .map(|(i, s)| (i + 1, scope.spawn(move || s.run_window(until, done))))
+            .collect();
+        if runs(0) {
+            held[0] = first.run_window(until, done);
+        }
+        for (i, h) in handles {
+            held[i] = h.join().expect("a partition's thread does not panic");
+        }
+    });
+    held
+}

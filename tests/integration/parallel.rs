@@ -1,0 +1,129 @@
+//! A run on several threads gives the results of one (issue: one run on every core).
+//!
+//! The model-level check cuts every shipped scenario the engine can cut, short cables
+//! included (a window then holds a handful of events, which checks the engine harder than a
+//! fabric worth cutting does), at 2 and 3 partitions, and compares everything the outputs
+//! are written from. The command-level check compares every output file byte for byte.
+
+use crate::common::{sim_run, tmp};
+use models::scenario::{Overrides, load};
+use models::sim::Sim;
+use sim_core::Duration;
+use std::path::Path;
+
+/// Everything the outputs are made of, spelled out.
+fn fingerprint(sim: &Sim) -> String {
+    let mut s = format!("{:?}\n{:?}\n{:?}\n", sim.totals, sim.stopped, sim.now());
+    for (i, f) in sim.flows.iter().enumerate() {
+        let path: Vec<_> = sim.paths.path(i).collect();
+        s += &format!("{f:?} {path:?} {:?}\n", sim.paths.uplinks(i));
+    }
+    for r in sim.log.rows() {
+        s += &format!("{r:?}\n");
+    }
+    s += &format!("{:?}\n{:?}\n", sim.sampler, sim.flow_sampler);
+    for p in &sim.net.ports {
+        s += &format!("{:?} {:?} {:?}\n", p.counters, p.tx, p.busy(sim.now()));
+    }
+    for (h, c) in sim.host_counters.iter().enumerate() {
+        s += &format!("{h} {c:?} {:?}\n", sim.nics[h]);
+    }
+    for sw in &sim.switches {
+        s += &format!("{sw:?}\n");
+    }
+    s
+}
+
+/// Run every variant of `file` on one thread and cut into `parts` (cables of any length):
+/// the variants compared (the others cannot be cut, as `why_sequential` says).
+fn compare(file: &Path, parts: &[usize]) -> usize {
+    let scenario = load(file, &Overrides::default()).expect("a shipped scenario loads");
+    let mut compared = 0;
+    for v in &scenario.variants {
+        let mut one = Sim::new(&scenario, v);
+        one.run();
+        let want = fingerprint(&one);
+        for &n in parts {
+            let mut cut = Sim::new(&scenario, v);
+            if let Some(why) = cut.run_threads_cut_at(&scenario, n, Duration(1), |_| true) {
+                if std::env::var("PAR_DEBUG").is_ok() {
+                    eprintln!("SEQ {} / {} at {n}: {why}", file.display(), v.name);
+                }
+                continue;
+            }
+            if std::env::var("PAR_DEBUG").is_ok() {
+                eprintln!("CUT {} / {} at {n}", file.display(), v.name);
+            }
+            let got = fingerprint(&cut);
+            if got != want {
+                if std::env::var("PAR_DEBUG").is_ok() {
+                    for (a, b) in want.lines().zip(got.lines()).filter(|(a, b)| a != b).take(8) {
+                        eprintln!("ONE {}\nCUT {}", &a[..a.len().min(600)], &b[..b.len().min(600)]);
+                    }
+                }
+                let line = want
+                    .lines()
+                    .zip(got.lines())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(0);
+                panic!(
+                    "{} / {} at {n} partitions differs from one thread, first at line {line}:\n  one: {}\n  cut: {}",
+                    file.display(),
+                    v.name,
+                    want.lines().nth(line).unwrap_or(""),
+                    got.lines().nth(line).unwrap_or("")
+                );
+            }
+            compared += 1;
+        }
+    }
+    compared
+}
+
+#[test]
+fn every_cuttable_scenario_gives_the_results_of_one_thread() {
+    let mut files: Vec<_> = std::fs::read_dir("scenarios")
+        .expect("scenarios/")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    // Three partitions: a flow's sender, its receiver and the first partition may all differ.
+    let mut compared: usize = files.iter().map(|f| compare(f, &[3])).sum();
+    for bench in ["benches/p128-uec.toml", "benches/i128-incast.toml"] {
+        compared += compare(Path::new(bench), &[2, 4]);
+    }
+    // Most shipped scenarios run PFC, faults or captures, which stay on one thread; the
+    // rest must have been cut.
+    assert!(compared >= 10, "only {compared} runs were cut");
+}
+
+#[test]
+fn outputs_are_byte_identical_at_any_thread_count() {
+    let dir = tmp("threads");
+    let file = Path::new("benches/p128-uec.toml");
+    let run = |t: &str| {
+        let out = dir.join(t);
+        let o = sim_run(file, &out, &["--plots", "none", "--threads", t]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        out
+    };
+    let one = run("1");
+    for t in ["2", "3"] {
+        let many = run(t);
+        for f in [
+            "flows.csv",
+            "counters.csv",
+            "timeseries.csv",
+            "events.csv",
+            "report.md",
+        ] {
+            let (a, b) = (one.join(f), many.join(f));
+            assert_eq!(
+                std::fs::read(&a).expect("written"),
+                std::fs::read(&b).expect("written"),
+                "{f} differs at --threads {t}"
+            );
+        }
+    }
+}
