@@ -41,9 +41,10 @@ pub struct RunArgs {
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
     /// Threads for each variant's run: its fabric cut into as many partitions, with the
-    /// results of one thread (runs that cannot be cut say why and use one).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
-    pub threads: u16,
+    /// results of one thread; runs that cannot be cut use one (and say why when asked for
+    /// more) [default: the cores left to each variant running at once, memory permitting].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
 }
 
 pub fn run(args: &RunArgs, started: Instant) -> Result<ExitCode> {
@@ -98,14 +99,21 @@ pub fn run(args: &RunArgs, started: Instant) -> Result<ExitCode> {
     if let Some(why) = lowered {
         errln!("note: {why}");
     }
-    let (reports, telemetry, cut) = crate::runner::simulate(
+    let (threads, lowered) = crate::runner::threads_for(
         &scenario,
-        args.quiet,
         jobs,
-        args.threads.into(),
-        &stop,
-        Some(&watchdog),
+        args.threads.map(usize::from),
+        ov.max_memory.as_ref().map(|m| m.0),
     );
+    if let Some(why) = lowered {
+        errln!("note: {why}");
+    }
+    let threads = crate::runner::Threads {
+        n: threads,
+        asked: args.threads.is_some(),
+    };
+    let (reports, telemetry, cut) =
+        crate::runner::simulate(&scenario, args.quiet, jobs, threads, &stop, Some(&watchdog));
     output::print_table(&scenario, &reports);
     watchdog.enter(Phase::Writing);
     let argv: Vec<String> = std::env::args().collect();

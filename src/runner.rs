@@ -65,6 +65,62 @@ pub fn jobs_for(s: &Scenario, asked: Option<usize>, limit: Option<u64>) -> (usiz
     )
 }
 
+/// Threads for each variant's run, and whether the command line asked for them (a run that
+/// cannot be cut then says why).
+#[derive(Debug, Clone, Copy)]
+pub struct Threads {
+    pub n: usize,
+    pub asked: bool,
+}
+
+impl Threads {
+    /// One thread, as sweeps run each point.
+    pub const ONE: Threads = Threads { n: 1, asked: false };
+}
+
+/// Threads for each variant's run when `jobs` variants run at once: `asked`, else the cores
+/// left to each (at least one); lowered while the variants running together, each holding
+/// one copy of its state per thread (`models::sim` cuts a run into whole copies), would not
+/// fit in the memory limit. Returns the count and, when memory lowered it, why.
+pub fn threads_for(
+    s: &Scenario,
+    jobs: usize,
+    asked: Option<usize>,
+    limit: Option<u64>,
+) -> (usize, Option<String>) {
+    let jobs = jobs.clamp(1, s.variants.len().max(1));
+    let want = asked.unwrap_or_else(|| (cores() / jobs).max(1));
+    let mut needs: Vec<u64> = s
+        .variants
+        .iter()
+        .map(|v| models::budget::total(&models::budget::estimate(s, v)))
+        .collect();
+    needs.sort_unstable_by_key(|&n| std::cmp::Reverse(n));
+    let together: u64 = needs.iter().take(jobs).sum();
+    let limit = s
+        .variants
+        .iter()
+        .filter_map(|v| v.limits.max_memory.map(|b| b.0))
+        .min()
+        .or(limit);
+    let fit = match limit {
+        Some(l) if together > 0 => ((l / together) as usize).clamp(1, want),
+        _ => want,
+    };
+    if fit == want {
+        return (want, None);
+    }
+    let gib = |b: u64| format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64);
+    (
+        fit,
+        Some(format!(
+            "each variant runs on {fit} thread(s), not {want}: every thread holds a copy of its run, and {want} copies would need about {}, over the {} memory limit (run.max_memory)",
+            gib(together.saturating_mul(want as u64)),
+            gib(limit.unwrap_or_default())
+        )),
+    )
+}
+
 /// The wall-clock time a run of `s` may take: the least of its variants' `run.max_wall`.
 pub fn max_wall(s: &Scenario) -> std::time::Duration {
     s.variants
@@ -81,7 +137,7 @@ pub fn simulate(
     scenario: &Scenario,
     quiet: bool,
     jobs: usize,
-    threads: usize,
+    threads: Threads,
     stop: &AtomicBool,
     watchdog: Option<&Watchdog>,
 ) -> (Vec<VariantReport>, Vec<Telemetry>, Cut) {
@@ -141,11 +197,12 @@ pub fn simulate(
             if setting_up.fetch_sub(1, Ordering::SeqCst) == 1 {
                 phase(Phase::Simulating);
             }
-            if let Some(why) = run_one(&mut sim, scenario, threads, &label, &bar, stop)
-                && threads > 1
+            if let Some(why) = run_one(&mut sim, scenario, threads.n, &label, &bar, stop)
+                && threads.asked
+                && threads.n > 1
                 && !quiet
             {
-                bar.println(format!("note: {label} runs on one thread: {why}"));
+                multi.suspend(|| errln!("note: {label} runs on one thread: {why}"));
             }
             let wall = t0.elapsed().as_secs_f64();
             let report = VariantReport::new(&sim, wall);

@@ -464,7 +464,8 @@ mod tests {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/leaf-spine.toml");
         let s = models::load(&path, &Default::default()).unwrap();
         let stop = std::sync::atomic::AtomicBool::new(false);
-        let (reports, telemetry, _) = crate::runner::simulate(&s, true, 2, 1, &stop, None);
+        let (reports, telemetry, _) =
+            crate::runner::simulate(&s, true, 2, crate::runner::Threads::ONE, &stop, None);
         let facts: Vec<Facts> = reports.iter().map(Facts::of_report).collect();
         let sampled = |f: u32| telemetry.iter().all(|t| t.flows.column(f).is_some());
         let picks = select(

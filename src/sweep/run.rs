@@ -329,7 +329,8 @@ fn run_point(
                 max_memory: memory,
             },
         )?;
-        let (reports, telemetry, cut) = crate::runner::simulate(&sc, true, 1, 1, stop, None);
+        let (reports, telemetry, cut) =
+            crate::runner::simulate(&sc, true, 1, crate::runner::Threads::ONE, stop, None);
         let dir = out.join("points").join(format!("{:05}", p.index));
         std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let opts = crate::output::Options {

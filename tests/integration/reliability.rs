@@ -435,6 +435,8 @@ fn ctrl_c_stops_the_run_and_still_writes_its_results() {
         "--out",
         out.to_str().unwrap(),
         "-q",
+        "--threads",
+        "1",
     ];
     // Loading takes about 1 s of CPU and the run some 10 s (P1024 can finish in 2 s on a
     // quiet machine): interrupt it mid-way, with room on both sides for a busy machine.
@@ -442,8 +444,16 @@ fn ctrl_c_stops_the_run_and_still_writes_its_results() {
     assert_eq!(code, Some(130));
     let v = &summary_json(&out)["variants"][0];
     assert_eq!(v["incomplete"], "interrupted (Ctrl-C)");
-    // The simulator looks at the flag every PROGRESS_EVENTS events.
+    // On one thread the simulator looks at the flag every PROGRESS_EVENTS events.
     assert_eq!(v["events"].as_u64().unwrap() % models::sim::PROGRESS_EVENTS, 0);
+    assert!(!v["unfinished_flows"].as_array().unwrap().is_empty());
+    // On two, between windows (every simulated microsecond here).
+    let mut args = args;
+    args[6] = "2";
+    let code = ctrl_c_after(&args, std::time::Duration::from_millis(2000));
+    assert_eq!(code, Some(130));
+    let v = &summary_json(&out)["variants"][0];
+    assert_eq!(v["incomplete"], "interrupted (Ctrl-C)");
     assert!(!v["unfinished_flows"].as_array().unwrap().is_empty());
 }
 

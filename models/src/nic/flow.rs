@@ -33,6 +33,14 @@ impl std::ops::DerefMut for Flow {
 }
 
 impl Flow {
+    /// Free the per-packet state of the sides this copy does not run (`UetPdc::shed`):
+    /// the copy of a partition that holds neither or only one of the flow's ends.
+    pub fn shed(&mut self, sender: bool, receiver: bool) {
+        if let Proto::Uet(u) = &mut self.proto {
+            u.pdc.shed(sender, receiver);
+        }
+    }
+
     /// Take the receiver's side of the flow from `rx`, the copy its receiver's partition
     /// kept (a run on several threads): each side changes only its own fields.
     pub fn take_receiver(&mut self, rx: &mut Flow) {

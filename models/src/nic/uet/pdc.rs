@@ -68,6 +68,21 @@ pub struct UetPdc {
 }
 
 impl UetPdc {
+    /// Free the per-packet state of the sides this copy does not run (a partition of a run
+    /// on several threads that sends or receives none of the flow's packets).
+    pub fn shed(&mut self, sender: bool, receiver: bool) {
+        if !sender {
+            (self.sent, self.ev) = (Vec::new(), Vec::new());
+            // The receiver counts the message's packets by `tx`.
+            if !receiver {
+                self.tx = Vec::new();
+            }
+        }
+        if !receiver {
+            self.rcvd = Vec::new();
+        }
+    }
+
     /// Take the receiver's side from `rx` (a run on several threads: its receiver's copy).
     pub fn take_receiver(&mut self, rx: &mut UetPdc) {
         self.rcvd = std::mem::take(&mut rx.rcvd);

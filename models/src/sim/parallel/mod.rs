@@ -212,12 +212,16 @@ impl<'a> Sim<'a> {
             owner,
             of_node: cut.of_node.clone(),
         };
-        let mut others: Vec<Sim<'a>> = (1..threads).map(|_| Sim::new(scenario, self.variant)).collect();
-        let mut parts: Vec<&mut Sim<'a>> = std::iter::once(self).chain(others.iter_mut()).collect();
-        for (i, s) in parts.iter_mut().enumerate() {
-            let mine = layout.finisher.iter().filter(|&&p| p == i as u32).count();
-            s.partition(i as u32, layout.owner.clone(), &cut, mine);
+        // Each copy is cut as soon as it is built, so that the run never holds two whole
+        // copies at once.
+        self.partition(0, &layout, &cut);
+        let mut others: Vec<Sim<'a>> = Vec::with_capacity(threads - 1);
+        for i in 1..threads {
+            let mut s = Sim::new(scenario, self.variant);
+            s.partition(i as u32, &layout, &cut);
+            others.push(s);
         }
+        let mut parts: Vec<&mut Sim<'a>> = std::iter::once(self).chain(others.iter_mut()).collect();
         let mut coord = Coordinator {
             next_sample: Some(Time::ZERO),
             now: Time::ZERO,
@@ -236,8 +240,8 @@ impl<'a> Sim<'a> {
     }
 
     /// Become partition `me`: keep only the first events of its own nodes (the samples are
-    /// the coordinator's).
-    fn partition(&mut self, me: u32, owner: std::sync::Arc<Vec<u32>>, cut: &Partitioning, mine: usize) {
+    /// the coordinator's), and free the per-packet state of flows it does not send or receive.
+    fn partition(&mut self, me: u32, layout: &Layout, cut: &Partitioning) {
         let mut queue = EventQueue::new();
         while let Some((t, ev)) = self.queue.pop() {
             if self.site(ev).is_some_and(|n| cut.of_node[n.idx()] == me) {
@@ -245,13 +249,19 @@ impl<'a> Sim<'a> {
             }
         }
         self.queue = queue;
+        for (f, flow) in self.flows.iter_mut().enumerate() {
+            let (sends, receives) = (layout.sender[f] == me, layout.finisher[f] == me);
+            if !(sends && receives) {
+                flow.shed(sends, receives);
+            }
+        }
         self.part = Some(Box::new(Part {
             me,
-            owner,
+            owner: layout.owner.clone(),
             outbox: Vec::new(),
             key: (Time::ZERO, 0),
             log_keys: Vec::new(),
-            mine,
+            mine: layout.finisher.iter().filter(|&&p| p == me).count(),
             last_done: (Time::ZERO, 0),
             held: None,
         }));
