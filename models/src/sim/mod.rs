@@ -28,13 +28,14 @@ mod pfc;
 mod pfc_watch;
 mod pfc_wd;
 mod prefetch;
+mod sample;
 mod transport;
 mod wire;
 
 use crate::drop::DropReason;
 use crate::ideal;
 use crate::ids::{FlowId, HostId, PortId};
-use crate::network::{Network, Role};
+use crate::network::Network;
 use crate::nic::uet::Pacer;
 use crate::nic::{Flow, HostCounters, Nic};
 use crate::packet::{Kind, Packet};
@@ -432,36 +433,6 @@ impl Sim<'_> {
         }
     }
 
-    /// Record a time-series sample; keep sampling while anything else is pending.
-    fn on_sample(&mut self) {
-        let with_pg = self.sampler.with_pg();
-        let totals = self.sample_totals();
-        let (net, switches, now) = (&self.net, &self.switches, self.now);
-        self.sampler
-            .record(now, totals, |p| port_sample(net, switches, now, p, with_pg));
-        let flows = &self.flows;
-        self.flow_sampler
-            .record(now, |f| (flows[f].received_bytes, flows[f].control_value()));
-        // Sample while flows are unfinished (not while only idle timers remain).
-        if self.finished < self.flows.len() && !self.queue.is_empty() {
-            let at = self.now + self.sampler.interval;
-            self.queue.push(at, Event::Sample);
-        }
-    }
-
-    /// The run's totals as a sample shows them.
-    fn sample_totals(&self) -> crate::telemetry::Totals {
-        let t = &self.totals;
-        crate::telemetry::Totals {
-            delivered_bytes: t.delivered_payload,
-            ecn_marked: t.ecn_marked,
-            cnps: t.cnps,
-            pfc_frames: t.pfc_frames,
-            trimmed: t.trimmed,
-            drops: t.dropped_packets,
-        }
-    }
-
     /// Copy a frame `p` sent (`tx`) or received to the captures mirroring `p`.
     #[inline]
     fn mirror(&mut self, p: PortId, tx: bool, pkt: &Packet) {
@@ -578,30 +549,5 @@ impl Sim<'_> {
         let flying = self.net.links.iter().flat_map(|l| l.in_flight(pool));
         let staged = self.net.llr.iter().flatten().filter_map(|l| l.staged.as_ref());
         held.chain(flying).chain(staged)
-    }
-}
-
-/// What port `p` shows at a sample at `now` (`with_pg`: its switch's priority-group use too).
-fn port_sample(
-    net: &Network,
-    switches: &[Switch],
-    now: Time,
-    p: PortId,
-    with_pg: bool,
-) -> crate::telemetry::PortSample {
-    let port = &net.ports[p.idx()];
-    let (pg, xoff, xoff_group) = match net.roles[net.port_node[p.idx()].idx()] {
-        Role::Switch(s) if with_pg => {
-            let (pg, xoff, slice) = switches[s.idx()].pg_sample(p);
-            (pg, xoff, Some(s.0 << 8 | slice))
-        }
-        _ => (0, 0, None),
-    };
-    crate::telemetry::PortSample {
-        queue: port.occupancy(),
-        busy: port.busy(now),
-        pg,
-        xoff,
-        xoff_group,
     }
 }

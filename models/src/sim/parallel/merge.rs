@@ -28,10 +28,10 @@ pub(super) fn sample(parts: &mut [&mut Sim], t: Time, l: &Layout) {
     let with_pg = head.sampler.with_pg();
     let (net, switches) = (&head.net, &head.switches);
     head.sampler.record(t, totals, |p| match l.owner[p.idx()] {
-        0 => super::super::port_sample(net, switches, t, p, with_pg),
+        0 => super::super::sample::port_sample(net, switches, t, p, with_pg),
         i => {
             let s = &rest[i as usize - 1];
-            super::super::port_sample(&s.net, &s.switches, t, p, with_pg)
+            super::super::sample::port_sample(&s.net, &s.switches, t, p, with_pg)
         }
     });
     let flows = &head.flows;
@@ -101,6 +101,22 @@ pub(super) fn merge(parts: &mut [&mut Sim], l: &Layout) {
         head.finished += other.finished;
         head.now = head.now.max(other.now);
         head.paths.absorb(std::mem::take(&mut other.paths));
+    }
+}
+
+/// Every partition's pending events into the first's queue (a run going on on one thread).
+pub(super) fn queues(parts: &mut [&mut Sim]) {
+    let (head, rest) = parts.split_first_mut().expect("parts");
+    for s in std::iter::once(&mut **head).chain(rest.iter_mut().map(|s| &mut **s)) {
+        let part = s.part.as_deref_mut().expect("a partition");
+        if let Some((t, ev)) = part.held.take() {
+            s.queue.push(t, ev);
+        }
+    }
+    for other in rest.iter_mut() {
+        while let Some((t, ev)) = other.queue.pop() {
+            head.queue.push(t, ev);
+        }
     }
 }
 

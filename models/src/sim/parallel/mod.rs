@@ -42,6 +42,12 @@ use sim_core::{Duration, EventQueue, Time};
 /// window to hold more work than its barrier costs: such fabrics run on one thread.
 pub const MIN_LOOKAHEAD: Duration = Duration(250_000);
 
+/// A cut run whose first [`DENSITY_WINDOWS`] windows hold fewer events than this on average
+/// goes on on one thread: a window's barrier and hand-offs cost about as much as a few
+/// thousand events (an incast, whose senders mostly wait, holds a hundred).
+pub const MIN_EVENTS_PER_WINDOW: u64 = 10_000;
+pub const DENSITY_WINDOWS: u64 = 16;
+
 /// An event's place in the run's order: its time and its rank (`order.rs`).
 pub(super) type Key = (Time, u64);
 
@@ -183,16 +189,18 @@ impl<'a> Sim<'a> {
         threads: usize,
         progress: impl FnMut(&Progress) -> bool,
     ) -> Option<String> {
-        self.run_threads_cut_at(scenario, threads, MIN_LOOKAHEAD, progress)
+        self.run_threads_cut_at(scenario, threads, MIN_LOOKAHEAD, MIN_EVENTS_PER_WINDOW, progress)
     }
 
-    /// [`Sim::run_threads`], cutting cables down to `min_lookahead` long (tests cut short
-    /// cables too, to check that the results stay those of one thread).
+    /// [`Sim::run_threads`], cutting cables down to `min_lookahead` long and going on on one
+    /// thread below `min_events` per window (tests cut short cables and sparse runs too, and
+    /// return to one thread at once, to check that the results stay those of one thread).
     pub fn run_threads_cut_at(
         &mut self,
         scenario: &'a Scenario,
         threads: usize,
         min_lookahead: Duration,
+        min_events: u64,
         mut progress: impl FnMut(&Progress) -> bool,
     ) -> Option<String> {
         if let Some(why) = why_sequential(self, scenario, threads, min_lookahead) {
@@ -228,12 +236,28 @@ impl<'a> Sim<'a> {
             events: 0,
             layout: &layout,
         };
-        coord.run(&mut parts, la, &mut progress);
-        let (now, events) = (coord.now, coord.events);
+        let sparse = coord.run(&mut parts, la, min_events, &mut progress);
+        let (now, events, sample) = (coord.now, coord.events, coord.next_sample);
         merge::merge(&mut parts, &layout);
+        if sparse {
+            merge::queues(&mut parts);
+        }
         let head = &mut *parts[0];
         head.now = head.now.max(now);
         head.totals.events += events;
+        if sparse {
+            // Too little work per window to pay for its barrier: the rest on this thread,
+            // from where the partitions stopped (nothing a thread does moves a result).
+            head.part = None;
+            if let Some(t) = sample {
+                head.schedule(t, Event::Sample);
+            }
+            head.run_with_progress(progress);
+            return Some(format!(
+                "under {min_events} events per window of {} ns in its first {DENSITY_WINDOWS} windows",
+                la.0 / 1000
+            ));
+        }
         head.totals.end_time = head.now;
         head.close_pauses();
         None
@@ -339,12 +363,16 @@ struct Coordinator<'l> {
 }
 
 impl Coordinator<'_> {
+    /// Run windows until the end or a limit. True when the first windows showed too little
+    /// work per window to go on cut ([`MIN_EVENTS_PER_WINDOW`]): the partitions stop there.
     fn run(
         &mut self,
         parts: &mut [&mut Sim],
         lookahead: Duration,
+        min_events: u64,
         progress: &mut impl FnMut(&Progress) -> bool,
-    ) {
+    ) -> bool {
+        let mut windows = 0;
         let limits = &parts[0].variant.limits;
         let max_time = Time::ZERO + limits.time();
         let max_events = limits.events();
@@ -409,6 +437,11 @@ impl Coordinator<'_> {
                 run_all(parts, until, done, Some(&held));
             }
             let events: u64 = parts.iter().map(|s| s.totals.events).sum::<u64>() + self.events;
+            windows += 1;
+            if windows == DENSITY_WINDOWS && events < min_events.saturating_mul(DENSITY_WINDOWS) {
+                exchange(parts);
+                return true;
+            }
             let p = Progress {
                 now: until,
                 events,
@@ -429,6 +462,7 @@ impl Coordinator<'_> {
             }
         }
         exchange(parts);
+        false
     }
 
     /// A sample at `t`, every event before it handled: skipped once every flow has finished
