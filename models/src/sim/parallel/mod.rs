@@ -180,7 +180,7 @@ fn crossing_dependency(sim: &Sim, cut: &Partitioning) -> bool {
 }
 
 impl<'a> Sim<'a> {
-    /// Run on `threads` threads when the run can be cut ([`why_sequential`]), else on this
+    /// Run on `threads` threads when the run can be cut (`parallel::why_sequential`), else on this
     /// one; `progress` as [`Sim::run_with_progress`] (called between windows). Returns why
     /// the run stayed on one thread, if it did.
     pub fn run_threads(
