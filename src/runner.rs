@@ -25,18 +25,8 @@ pub fn cores() -> usize {
 /// lowered it, why.
 pub fn jobs_for(s: &Scenario, asked: Option<usize>, limit: Option<u64>) -> (usize, Option<String>) {
     let want = asked.unwrap_or_else(cores).clamp(1, s.variants.len().max(1));
-    let mut needs: Vec<u64> = s
-        .variants
-        .iter()
-        .map(|v| models::budget::total(&models::budget::estimate(s, v)))
-        .collect();
-    needs.sort_unstable_by_key(|&n| std::cmp::Reverse(n));
-    let limit = s
-        .variants
-        .iter()
-        .filter_map(|v| v.limits.max_memory.map(|b| b.0))
-        .min()
-        .or(limit);
+    let needs = memory_needs(s);
+    let limit = memory_limit(s, limit);
     let Some(limit) = limit else {
         return (want, None);
     };
@@ -52,7 +42,6 @@ pub fn jobs_for(s: &Scenario, asked: Option<usize>, limit: Option<u64>) -> (usiz
     if fit == want {
         return (want, None);
     }
-    let gib = |b: u64| format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64);
     let top: u64 = needs.iter().take(fit + 1).sum();
     (
         fit,
@@ -90,19 +79,9 @@ pub fn threads_for(
 ) -> (usize, Option<String>) {
     let jobs = jobs.clamp(1, s.variants.len().max(1));
     let want = asked.unwrap_or_else(|| (cores() / jobs).max(1));
-    let mut needs: Vec<u64> = s
-        .variants
-        .iter()
-        .map(|v| models::budget::total(&models::budget::estimate(s, v)))
-        .collect();
-    needs.sort_unstable_by_key(|&n| std::cmp::Reverse(n));
+    let needs = memory_needs(s);
     let together: u64 = needs.iter().take(jobs).sum();
-    let limit = s
-        .variants
-        .iter()
-        .filter_map(|v| v.limits.max_memory.map(|b| b.0))
-        .min()
-        .or(limit);
+    let limit = memory_limit(s, limit);
     let fit = match limit {
         Some(l) if together > 0 => ((l / together) as usize).clamp(1, want),
         _ => want,
@@ -110,7 +89,6 @@ pub fn threads_for(
     if fit == want {
         return (want, None);
     }
-    let gib = |b: u64| format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64);
     (
         fit,
         Some(format!(
@@ -119,6 +97,30 @@ pub fn threads_for(
             gib(limit.unwrap_or_default())
         )),
     )
+}
+
+/// Each variant's estimated memory (`models::budget`), largest first.
+fn memory_needs(s: &Scenario) -> Vec<u64> {
+    let mut needs: Vec<u64> = s
+        .variants
+        .iter()
+        .map(|v| models::budget::total(&models::budget::estimate(s, v)))
+        .collect();
+    needs.sort_unstable_by_key(|&n| std::cmp::Reverse(n));
+    needs
+}
+
+/// The run's memory limit: the least `run.max_memory` of its variants, else `machine`'s.
+fn memory_limit(s: &Scenario, machine: Option<u64>) -> Option<u64> {
+    s.variants
+        .iter()
+        .filter_map(|v| v.limits.max_memory.map(|b| b.0))
+        .min()
+        .or(machine)
+}
+
+fn gib(b: u64) -> String {
+    format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
 }
 
 /// The wall-clock time a run of `s` may take: the least of its variants' `run.max_wall`.

@@ -407,33 +407,13 @@ impl Coordinator<'_> {
             if let Some(t) = self.next_sample {
                 until = until.min(t);
             }
-            let done = if finished == flows {
-                Done::At(
-                    parts
-                        .iter()
-                        .map(|s| s.part.as_deref().expect("a partition").last_done)
-                        .max()
-                        .expect("parts"),
-                )
-            } else {
-                Done::Ask
-            };
+            let done = done_by(parts, finished == flows, Done::Ask);
             let held = run_all(parts, until, done, None);
             if held.iter().any(|&h| h) {
                 // Every partition has run its window but the ones holding a timer: whether
                 // every flow had finished by then is known now.
                 let finished: usize = parts.iter().map(|s| s.finished).sum();
-                let done = if finished == flows {
-                    Done::At(
-                        parts
-                            .iter()
-                            .map(|s| s.part.as_deref().expect("a partition").last_done)
-                            .max()
-                            .expect("parts"),
-                    )
-                } else {
-                    Done::Not
-                };
+                let done = done_by(parts, finished == flows, Done::Not);
                 run_all(parts, until, done, Some(&held));
             }
             let events: u64 = parts.iter().map(|s| s.totals.events).sum::<u64>() + self.events;
@@ -480,6 +460,19 @@ impl Coordinator<'_> {
             // The sampler doubles its interval when it thins its series.
             self.next_sample = Some(t + parts[0].sampler.interval);
         }
+    }
+}
+
+/// [`Done::At`] the last completion of any partition when every flow has `finished`, else
+/// `otherwise`.
+fn done_by(parts: &[&mut Sim], finished: bool, otherwise: Done) -> Done {
+    let last = parts
+        .iter()
+        .map(|s| s.part.as_deref().expect("a partition").last_done)
+        .max();
+    match last {
+        Some(k) if finished => Done::At(k),
+        _ => otherwise,
     }
 }
 
