@@ -215,16 +215,19 @@ impl Packet {
     }
 
     /// An IEEE 802.1Qbb PFC frame for `prio` asking for `quanta` (0: XON). It belongs to no
-    /// flow and no host.
-    pub fn pause(prio: u8, quanta: u16) -> Packet {
-        Packet::control(
+    /// flow and no host; `origin`, the port whose XOFF started its chain of pauses, is
+    /// simulator metadata ([`Packet::pause_origin`]).
+    pub fn pause(prio: u8, quanta: u16, origin: PortId) -> Packet {
+        let mut p = Packet::control(
             Kind::Pause,
             FlowId::NONE,
             HostId(0),
             quanta as u32,
             PFC_FRAME,
             prio,
-        )
+        );
+        p.aux = origin.0;
+        p
     }
 
     /// A CBFC credit update for VC `prio` advertising the cumulative credit `limit`.
@@ -259,6 +262,13 @@ impl Packet {
     pub fn quanta(&self) -> u16 {
         debug_assert_eq!(self.kind, Kind::Pause);
         self.seq as u16
+    }
+
+    /// The port whose XOFF started the chain of pauses a PFC frame belongs to (simulator
+    /// metadata, not on the wire: `crate::pfc_watch` names each storm's origin with it).
+    pub fn pause_origin(&self) -> PortId {
+        debug_assert_eq!(self.kind, Kind::Pause);
+        PortId(self.aux)
     }
 
     /// UET selective ACK: PSN `base + i` for every bit i of `bitmap` (the cumulative PSN is `seq`).

@@ -33,6 +33,8 @@ struct PauseTimers {
     duration: [Duration; 8],
     /// Pause intervals as long as the watchdog or longer: PFC storms.
     storms: u64,
+    /// Per priority, the origin of the pause chain the last PFC frame belonged to.
+    origin: [PortId; 8],
 }
 
 /// A PFC storm, as SONiC's PFC watchdog defines one (its detection time, `pfc.watchdog`): a
@@ -44,6 +46,9 @@ pub struct Held {
     pub prio: u8,
     pub start: Time,
     pub end: Time,
+    /// The port whose XOFF started the chain of pauses this one belonged to, as the last PFC
+    /// frame of the pause said ([`PauseState::set_origin`]).
+    pub origin: PortId,
 }
 
 impl PauseTimers {
@@ -55,6 +60,7 @@ impl PauseTimers {
         frames: [0; 8],
         duration: [Duration::ZERO; 8],
         storms: 0,
+        origin: [PortId(0); 8],
     };
 
     /// Close the pause interval on `p` at `end`: the storm it was, if it lasted the watchdog.
@@ -68,6 +74,7 @@ impl PauseTimers {
                 prio: p as u8,
                 start,
                 end: end.max(start),
+                origin: self.origin[p],
             }
         })
     }
@@ -154,6 +161,18 @@ impl PauseState {
         t.until[p] = end;
         self.armed.insert(prio);
         (end, storm)
+    }
+
+    /// The pause on `p` just received (after [`Self::on_frame`]) belongs to the chain of
+    /// pauses `origin` started: the PFC frame says so (`crate::packet::Packet::pause_origin`),
+    /// so the paused side knows it without reading the pausing side's state.
+    pub fn set_origin(&mut self, p: u8, origin: PortId) {
+        self.t_mut().origin[p as usize] = origin;
+    }
+
+    /// The origin of the chain of pauses the last PFC frame on `p` belonged to.
+    pub fn origin(&self, p: u8) -> PortId {
+        self.t().origin[p as usize]
     }
 
     /// When the continuous pause on `p` in force (or about to be: frames act after the
@@ -356,7 +375,12 @@ mod tests {
         let (start, end) = (Time::ZERO, Time(8_120_000));
         assert_eq!(
             held,
-            vec![Held { prio: 0, start, end }],
+            vec![Held {
+                prio: 0,
+                start,
+                end,
+                origin: PortId(0)
+            }],
             "closed where it ran out"
         );
     }

@@ -8,7 +8,10 @@
 //! storms on every port behind it; each storm is reported with the port that *started* its
 //! chain. A port's XOFF inherits the origin of the paused egress its frames are stuck in, or
 //! is its own origin when no egress of its node was paused (its own buffer filled: a slow
-//! receiver, an incast); a paused egress's storm has its peer's XOFF's origin.
+//! receiver, an incast). The origin travels in the PFC frames the XOFF sends (simulator
+//! metadata, no bytes on the wire), so a paused egress knows its chain from the frames it
+//! obeyed, never by reading the pausing port's state across the cable, and its storm is
+//! reported with the origin its last frame carried.
 //!
 //! **Deadlocks.** A cyclic buffer dependency (Hu et al., "Deadlocks in Datacenter Networks:
 //! Why Do They Form, and How to Avoid Them", HotNets 2016; Guo et al., "RDMA over Commodity
@@ -75,9 +78,9 @@ struct Candidate {
 }
 
 impl PfcWatch {
-    /// Egress `port` was held paused for a storm (`held`); `origin`: the port whose XOFF
-    /// started its chain.
-    pub fn record_storm(&mut self, port: PortId, held: Held, origin: PortId) {
+    /// Egress `port` was held paused for a storm (`held`, with the port whose XOFF started
+    /// its chain).
+    pub fn record_storm(&mut self, port: PortId, held: Held) {
         self.storms_total += 1;
         if self.storms.len() < MAX_STORMS_LISTED {
             self.storms.push(Storm {
@@ -85,7 +88,7 @@ impl PfcWatch {
                 prio: held.prio,
                 start: held.start,
                 duration: held.end - held.start,
-                origin,
+                origin: held.origin,
             });
         }
     }
@@ -152,15 +155,10 @@ pub fn pause_origin(net: &Network, port: PortId, prio: u8, now: Time) -> PortId 
         .filter(paused)
         .find(|e| net.ports[e.idx()].holds_from(&net.pool, prio, port));
     match stalled {
-        Some(e) => {
-            let downstream = net.peer[e.idx()];
-            let x = &net.ports[downstream.idx()].xoff;
-            if x.mask.contains(prio) {
-                x.origin(prio as usize)
-            } else {
-                downstream
-            }
-        }
+        // A pause holds it: its frames said which chain it belongs to. (Held for want of
+        // CBFC credit: the next port is where it stops.)
+        Some(e) if net.ports[e.idx()].pause.mask(now).contains(prio) => net.ports[e.idx()].pause.origin(prio),
+        Some(e) => net.peer[e.idx()],
         None => port,
     }
 }

@@ -569,7 +569,7 @@ mod tests {
     #[test]
     fn pfc_frames_carry_the_priority_and_quanta() {
         let mut out = Vec::new();
-        let p = Packet::pause(3, 0xffff);
+        let p = Packet::pause(3, 0xffff, crate::ids::PortId(0));
         encode(&ctx(Transport::Roce, true), &p, None, 7, &mut out);
         assert_eq!(out.len(), 60);
         assert_eq!(out[12..16], [0x88, 0x08, 0x01, 0x01]);

@@ -86,7 +86,8 @@ impl Sim<'_> {
 
     /// Put a PFC frame for `prio` on `port`'s wire, ahead of all queued data.
     fn send_pfc(&mut self, port: PortId, prio: u8, quanta: u16) {
-        let frame = Packet::pause(prio, quanta);
+        let origin = self.net.ports[port.idx()].xoff.origin(prio as usize);
+        let frame = Packet::pause(prio, quanta, origin);
         self.totals.injected_packets += 1;
         self.totals.injected_bytes += frame.frame as u64;
         self.totals.pfc_frames += 1;
@@ -126,6 +127,10 @@ impl Sim<'_> {
         let (end, storm) = port
             .pause
             .on_frame(self.now, pkt.prio, quanta, port.rate, response, watchdog);
+        if quanta > 0 {
+            // After the frame closed the pause before it, whose storm keeps its own origin.
+            port.pause.set_origin(pkt.prio, pkt.pause_origin());
+        }
         if let Some(held) = storm {
             self.record_storm(q, held);
         }

@@ -21,12 +21,9 @@ impl Sim<'_> {
         }
     }
 
-    /// Egress `port` was held paused for a storm (`held`): list it with the origin of the
-    /// pause chain its peer's XOFF belonged to.
+    /// Egress `port` was held paused for a storm (`held`, with the origin of its pause chain).
     pub(super) fn record_storm(&mut self, port: PortId, held: Held) {
-        let peer = self.net.peer[port.idx()];
-        let origin = self.net.ports[peer.idx()].xoff.origin(held.prio as usize);
-        self.watch.record_storm(port, held, origin);
+        self.watch.record_storm(port, held);
     }
 
     /// How long a pause on egress `q` must last to be a storm: the detection time of the
