@@ -174,9 +174,21 @@ fn held(net: &Network, e: PortId, prio: u8, now: Time) -> bool {
 /// The wait-for graph on `prio` at `now`: egress E (paused, frames waiting) points to each
 /// paused egress E' of the switch E feeds that holds frames which came in from E. Returns a
 /// cycle in dependency order, if any, and whether any egress was paused with frames.
-pub fn pause_cycle(net: &Network, prio: u8, now: Time) -> (Option<Vec<PortId>>, bool) {
-    let stuck = |e: PortId| held(net, e, prio, now) && net.ports[e.idx()].queued_bytes(prio) > 0;
-    let nodes: Vec<PortId> = (0..net.ports.len() as u32)
+///
+/// `fabric` gives the wiring; `live(p)` the network holding port p's state and frames (the
+/// fabric itself on one thread; the partition that owns p on several, the look running
+/// between two windows).
+pub fn pause_cycle<'n>(
+    fabric: &Network,
+    live: impl Fn(PortId) -> &'n Network,
+    prio: u8,
+    now: Time,
+) -> (Option<Vec<PortId>>, bool) {
+    let stuck = |e: PortId| {
+        let net = live(e);
+        held(net, e, prio, now) && net.ports[e.idx()].queued_bytes(prio) > 0
+    };
+    let nodes: Vec<PortId> = (0..fabric.ports.len() as u32)
         .map(PortId)
         .filter(|&e| stuck(e))
         .collect();
@@ -184,14 +196,18 @@ pub fn pause_cycle(net: &Network, prio: u8, now: Time) -> (Option<Vec<PortId>>, 
         return (None, false);
     }
     let waits_for = |e: PortId| -> Vec<PortId> {
-        let ingress = net.peer[e.idx()];
-        let next = net.port_node[ingress.idx()];
-        if !matches!(net.roles[next.idx()], Role::Switch(_)) {
+        let ingress = fabric.peer[e.idx()];
+        let next = fabric.port_node[ingress.idx()];
+        if !matches!(fabric.roles[next.idx()], Role::Switch(_)) {
             return Vec::new();
         }
-        net.ports_of(next)
+        fabric
+            .ports_of(next)
             .filter(|&f| f != ingress && stuck(f))
-            .filter(|f| net.ports[f.idx()].holds_from(&net.pool, prio, ingress))
+            .filter(|f| {
+                let net = live(*f);
+                net.ports[f.idx()].holds_from(&net.pool, prio, ingress)
+            })
             .collect()
     };
     (find_cycle(&nodes, waits_for), true)

@@ -99,6 +99,24 @@ impl PfcWd {
     }
 }
 
+impl PfcWd {
+    /// Take the state of the ports `mine` says are `other`'s (a run on several threads put
+    /// together: each partition watched only its own ports).
+    pub fn take_ports(&mut self, other: &mut PfcWd, mine: impl Fn(PortId) -> bool) {
+        for (k, q) in std::mem::take(&mut other.queues) {
+            if mine(k.0) {
+                self.queues.insert(k, q);
+            }
+        }
+        for (p, m) in other.stormed.iter().enumerate() {
+            if mine(PortId(p as u32)) {
+                self.stormed[p] = *m;
+            }
+        }
+        self.active += other.active;
+    }
+}
+
 /// What a pause check found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Check {

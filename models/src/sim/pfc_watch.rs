@@ -4,10 +4,11 @@
 
 use super::{Event, Sim, StopReason};
 use crate::ids::PortId;
+use crate::network::Network;
 use crate::pause::Held;
-use crate::pfc::OnDeadlock;
-use crate::pfc_watch::{Deadlock, pause_cycle, pause_origin};
-use sim_core::Duration;
+use crate::pfc::{OnDeadlock, PfcConfig};
+use crate::pfc_watch::{Deadlock, PfcWatch, describe, pause_cycle, pause_origin};
+use sim_core::{Duration, Time};
 
 impl Sim<'_> {
     /// Ingress `port` enters XOFF on `prio`: find the pause chain's origin, start watching.
@@ -16,14 +17,27 @@ impl Sim<'_> {
         self.net.ports[port.idx()].xoff.set_origin(prio as usize, origin);
         if !self.watch.check_pending {
             self.watch.check_pending = true;
-            let at = self.now + self.check_interval();
-            self.schedule(at, Event::DeadlockCheck);
+            match self.part.as_deref_mut() {
+                // The look reads every partition's ports: the coordinator times it.
+                Some(part) => part.first_xoff = Some(self.now),
+                None => {
+                    let at = self.now + check_interval(&self.variant.pfc);
+                    self.schedule(at, Event::DeadlockCheck);
+                }
+            }
         }
     }
 
     /// Egress `port` was held paused for a storm (`held`, with the origin of its pause chain).
     pub(super) fn record_storm(&mut self, port: PortId, held: Held) {
+        let listed = self.watch.storms.len();
         self.watch.record_storm(port, held);
+        if let Some(part) = self.part.as_deref_mut()
+            && self.watch.storms.len() > listed
+        {
+            // Which storms are listed depends on the order they were found in.
+            part.storm_keys.push(part.key);
+        }
     }
 
     /// How long a pause on egress `q` must last to be a storm: the detection time of the
@@ -33,47 +47,65 @@ impl Sim<'_> {
         self.wd_settings(q).watchdog
     }
 
-    fn check_interval(&self) -> Duration {
-        Duration(self.variant.pfc.deadlock_timeout.0 / 4)
-    }
-
     /// Periodic while any egress is paused with frames waiting.
     pub(super) fn on_deadlock_check(&mut self) {
         self.watch.check_pending = false;
-        let mut any_paused = false;
-        let mut found = None;
-        for &prio in &self.variant.pfc.priorities {
-            let (cycle, paused) = pause_cycle(&self.net, prio, self.now);
-            any_paused |= paused;
-            if let Some(c) = cycle {
-                found = Some((prio, c));
-                break;
-            }
-        }
-        match found {
-            None => self.watch.clear(),
-            Some((prio, cycle)) => {
-                let ports = &self.net.ports;
-                let sent = |p: PortId| ports[p.idx()].tx_prio_packets(prio);
-                let timeout = self.variant.pfc.deadlock_timeout;
-                if let Some(d) = self.watch.confirm(prio, cycle, sent, self.now, timeout)
-                    && self.variant.pfc.on_deadlock == OnDeadlock::Stop
-                {
-                    self.stopped = Some(StopReason::PfcDeadlock(self.describe(&d)));
-                }
-            }
-        }
-        // Pauses last while their XOFFs are refreshed: keep looking while any is in force.
-        any_paused |= self.net.ports.iter().any(|p| !p.xoff.mask.is_empty());
-        if any_paused && self.stopped.is_none() {
+        let net = &self.net;
+        let (again, stop) = look(&mut self.watch, &self.variant.pfc, self.now, net, |_| net);
+        if stop.is_some() {
+            self.stopped = stop;
+        } else if again {
             self.watch.check_pending = true;
-            let at = self.now + self.check_interval();
+            let at = self.now + check_interval(&self.variant.pfc);
             self.schedule(at, Event::DeadlockCheck);
         }
     }
 
     /// A deadlock in words, with the run's port names.
     pub fn describe(&self, d: &Deadlock) -> String {
-        crate::pfc_watch::describe(&self.net, d, self.variant.pfc.deadlock_timeout)
+        describe(&self.net, d, self.variant.pfc.deadlock_timeout)
     }
+}
+
+/// How often the look for deadlocks runs while pauses last: a quarter of the timeout.
+pub(super) fn check_interval(pfc: &PfcConfig) -> Duration {
+    Duration(pfc.deadlock_timeout.0 / 4)
+}
+
+/// One look for a cyclic pause dependency at `now` on the fabric `fabric`, whose ports' state
+/// `live` gives (`crate::pfc_watch::pause_cycle`), timing the cycle it finds in `watch`.
+/// Returns whether to look again (a pause is in force) and, when `pfc.on_deadlock` stops the
+/// run on the deadlock just confirmed, why.
+pub(super) fn look<'n>(
+    watch: &mut PfcWatch,
+    pfc: &PfcConfig,
+    now: Time,
+    fabric: &Network,
+    live: impl Fn(PortId) -> &'n Network + Copy,
+) -> (bool, Option<StopReason>) {
+    let mut any_paused = false;
+    let mut found = None;
+    for &prio in &pfc.priorities {
+        let (cycle, paused) = pause_cycle(fabric, live, prio, now);
+        any_paused |= paused;
+        if let Some(c) = cycle {
+            found = Some((prio, c));
+            break;
+        }
+    }
+    match found {
+        None => watch.clear(),
+        Some((prio, cycle)) => {
+            let sent = |p: PortId| live(p).ports[p.idx()].tx_prio_packets(prio);
+            if let Some(d) = watch.confirm(prio, cycle, sent, now, pfc.deadlock_timeout)
+                && pfc.on_deadlock == OnDeadlock::Stop
+            {
+                let text = describe(live(d.cycle[0]), &d, pfc.deadlock_timeout);
+                return (false, Some(StopReason::PfcDeadlock(text)));
+            }
+        }
+    }
+    // Pauses last while their XOFFs are refreshed: keep looking while any is in force.
+    let xoff = |p: usize| !live(PortId(p as u32)).ports[p].xoff.mask.is_empty();
+    (any_paused || (0..fabric.ports.len()).any(xoff), None)
 }

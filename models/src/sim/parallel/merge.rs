@@ -8,6 +8,7 @@
 //! are added up or merged in the order of the events that wrote them.
 
 use super::{Key, Layout};
+use crate::pfc_watch::MAX_STORMS_LISTED;
 use crate::sim::{Sim, Totals};
 use crate::telemetry::EventLog;
 use sim_core::Time;
@@ -50,6 +51,7 @@ pub(super) fn sample(parts: &mut [&mut Sim], t: Time, l: &Layout) {
 /// Move every partition's own state into the first.
 pub(super) fn merge(parts: &mut [&mut Sim], l: &Layout) {
     merge_log(parts);
+    merge_storms(parts);
     let (head, rest) = parts.split_first_mut().expect("parts");
     for f in 0..head.flows.len() {
         let dropped =
@@ -96,7 +98,9 @@ pub(super) fn merge(parts: &mut [&mut Sim], l: &Layout) {
             std::mem::swap(&mut head.pacers[h], &mut other.pacers[h]);
         }
     }
-    for other in rest.iter_mut() {
+    for (i, other) in rest.iter_mut().enumerate() {
+        let mine = |p: crate::ids::PortId| l.owner[p.idx()] as usize == i + 1;
+        head.wd.take_ports(&mut other.wd, mine);
         head.totals.absorb(&other.totals);
         head.finished += other.finished;
         head.now = head.now.max(other.now);
@@ -144,6 +148,30 @@ fn merge_log(parts: &mut [&mut Sim]) {
     }
     log.cut += cut;
     parts[0].log = log;
+}
+
+/// The partitions' PFC storms as one list, in the order they were found: the list is capped
+/// (`MAX_STORMS_LISTED`), so which are listed depends on that order.
+fn merge_storms(parts: &mut [&mut Sim]) {
+    let mut storms = Vec::new();
+    let mut total = 0;
+    for (i, s) in parts.iter_mut().enumerate() {
+        let keys: &[Key] = &s.part.as_deref().expect("a partition").storm_keys;
+        let listed = std::mem::take(&mut s.watch.storms);
+        storms.extend(
+            listed
+                .into_iter()
+                .zip(keys)
+                .enumerate()
+                .map(|(n, (st, &k))| (k, i, n, st)),
+        );
+        total += s.watch.storms_total;
+    }
+    storms.sort_unstable_by_key(|&(k, i, n, _)| (k, i, n));
+    storms.truncate(MAX_STORMS_LISTED);
+    let watch = &mut parts[0].watch;
+    watch.storms = storms.into_iter().map(|(.., st)| st).collect();
+    watch.storms_total = total;
 }
 
 impl Totals {

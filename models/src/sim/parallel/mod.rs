@@ -17,24 +17,33 @@
 //!   its own side of the flow in its copy, and the copies are put together at the end
 //!   (`merge.rs`); frames are the only thing the two sides exchange, as on a real fabric;
 //! * what reads the whole fabric runs between windows: the samples (a window ends at each
-//!   sample time), and the rule that idle timers stop once every flow has finished (a
-//!   partition whose own flows have all finished holds its next timer until the window's end
-//!   says whether the others' have).
+//!   sample time), the look for PFC deadlocks (it reads every partition's ports; a window
+//!   ends at each look, and is never longer than the interval between looks), and the rule
+//!   that idle timers stop once every flow has finished (a partition whose own flows have all
+//!   finished holds its next timer until the window's end says whether the others' have);
+//! * PFC frames carry the origin of their chain of pauses (`crate::pfc_watch`), so a paused
+//!   port never reads the pausing port's state across the cable; the PFC watchdog's state is
+//!   per port, its storms listed in the order they were found.
+//!
+//! The partitions other than the first run on threads started once for the run (`crew.rs`).
 //!
 //! What the engine does not cut yet runs on one thread, and the run says why
-//! ([`why_sequential`]): PFC (the origin of a pause chain and the look for deadlocks read
-//! every port), CBFC and link level retry (their state spans both ends of a cable), faults,
-//! captures, INT, flows that start when a flow received in another partition completes
-//! (no lookahead), a scenario-set `run.max_events`, and fabrics whose cut cables are shorter
-//! than [`MIN_LOOKAHEAD`] (a window would hold a handful of events).
+//! ([`why_sequential`]): CBFC and link level retry (their state spans both ends of a cable),
+//! faults, captures, INT, flows that start when a flow received in another partition
+//! completes (no lookahead), a scenario-set `run.max_events`, and fabrics whose cut cables
+//! are shorter than [`MIN_LOOKAHEAD`] (a window would hold a handful of events).
 
+mod coordinator;
+mod crew;
 mod merge;
 
 use super::parallelism::Partitioning;
-use super::{Event, Progress, Sim, StopReason};
+use super::pfc_watch::check_interval;
+use super::{Event, Progress, Sim};
 use crate::ids::PortId;
 use crate::packet::Packet;
 use crate::scenario::Scenario;
+use coordinator::Coordinator;
 use sim_core::queue::Simultaneous;
 use sim_core::{Duration, EventQueue, Time};
 
@@ -70,6 +79,10 @@ pub(super) struct Part {
     pub key: Key,
     /// The key of the event that logged each row pushed to the event log.
     pub log_keys: Vec<Key>,
+    /// The key of the event that listed each PFC storm.
+    pub storm_keys: Vec<Key>,
+    /// An XOFF began while no look for deadlocks was due: the coordinator times the next.
+    pub first_xoff: Option<Time>,
     /// The flows whose last byte arrives in this partition, and the key of the last that did.
     mine: usize,
     pub last_done: Key,
@@ -115,8 +128,8 @@ pub fn why_sequential(
         "one thread"
     } else if sim.net.host_node.len() < threads {
         "fewer hosts than threads"
-    } else if !v.pfc.priorities.is_empty() {
-        "PFC is on (pause chains and the deadlock look read the whole fabric)"
+    } else if !v.pfc.priorities.is_empty() && check_interval(&v.pfc) == Duration::ZERO {
+        "pfc.deadlock_timeout is too short to time the look for deadlocks"
     } else if sim.cbfc.on() || sim.net.llr.iter().any(Option::is_some) {
         "CBFC or link level retry is on"
     } else if !scenario.faults.is_empty() {
@@ -209,7 +222,11 @@ impl<'a> Sim<'a> {
         }
         let cut = Partitioning::by_hosts(&self.net, threads);
         let owner = std::sync::Arc::new(port_owner(self, &cut));
-        let la = lookahead(self, &owner).expect("checked");
+        let mut la = lookahead(self, &owner).expect("checked");
+        if !self.variant.pfc.priorities.is_empty() {
+            // A look for deadlocks is timed from an XOFF and must fall after its window.
+            la = la.min(check_interval(&self.variant.pfc));
+        }
         let flows = 0..self.flows.len();
         let layout = Layout {
             sender: flows
@@ -232,12 +249,18 @@ impl<'a> Sim<'a> {
         let mut parts: Vec<&mut Sim<'a>> = std::iter::once(self).chain(others.iter_mut()).collect();
         let mut coord = Coordinator {
             next_sample: Some(Time::ZERO),
+            next_look: None,
+            look_due: false,
             now: Time::ZERO,
             events: 0,
             layout: &layout,
         };
-        let sparse = coord.run(&mut parts, la, min_events, &mut progress);
+        let sparse = std::thread::scope(|scope| {
+            let crew = crew::Crew::start(scope, threads - 1);
+            coord.run(&mut parts, &crew, la, min_events, &mut progress)
+        });
         let (now, events, sample) = (coord.now, coord.events, coord.next_sample);
+        let (look, look_due) = (coord.next_look, coord.look_due);
         merge::merge(&mut parts, &layout);
         if sparse {
             merge::queues(&mut parts);
@@ -251,6 +274,10 @@ impl<'a> Sim<'a> {
             head.part = None;
             if let Some(t) = sample {
                 head.schedule(t, Event::Sample);
+            }
+            head.watch.check_pending = look_due;
+            if let Some(t) = look {
+                head.schedule(t, Event::DeadlockCheck);
             }
             head.run_with_progress(progress);
             return Some(format!(
@@ -285,6 +312,8 @@ impl<'a> Sim<'a> {
             outbox: Vec::new(),
             key: (Time::ZERO, 0),
             log_keys: Vec::new(),
+            storm_keys: Vec::new(),
+            first_xoff: None,
             mine: layout.finisher.iter().filter(|&&p| p == me).count(),
             last_done: (Time::ZERO, 0),
             held: None,
@@ -351,171 +380,4 @@ pub(super) fn runs_when_done(ev: Event) -> bool {
         ev,
         Event::TxDone(_) | Event::Arrive(_) | Event::Resume(_) | Event::RxDone(_) | Event::LlrTimer(_)
     )
-}
-
-/// What runs between windows: the samples, the limits and the progress line.
-struct Coordinator<'l> {
-    layout: &'l Layout,
-    next_sample: Option<Time>,
-    /// The time of the last sample taken, and how many were (events of the run).
-    now: Time,
-    events: u64,
-}
-
-impl Coordinator<'_> {
-    /// Run windows until the end or a limit. True when the first windows showed too little
-    /// work per window to go on cut ([`MIN_EVENTS_PER_WINDOW`]): the partitions stop there.
-    fn run(
-        &mut self,
-        parts: &mut [&mut Sim],
-        lookahead: Duration,
-        min_events: u64,
-        progress: &mut impl FnMut(&Progress) -> bool,
-    ) -> bool {
-        let mut windows = 0;
-        let limits = &parts[0].variant.limits;
-        let max_time = Time::ZERO + limits.time();
-        let max_events = limits.events();
-        let max_wall = limits.wall();
-        let deadline = parts[0]
-            .wall_deadline
-            .unwrap_or_else(|| std::time::Instant::now() + max_wall);
-        let flows = parts[0].flows.len();
-        loop {
-            exchange(parts);
-            let next = parts.iter().filter_map(|s| next_time(s)).min();
-            let finished: usize = parts.iter().map(|s| s.finished).sum();
-            // A sample runs after every other event of its time (`order.rs`).
-            if let Some(t) = self.next_sample
-                && next.is_none_or(|n| t < n)
-                && t <= max_time
-            {
-                self.take_sample(parts, t, finished < flows);
-                continue;
-            }
-            let Some(start) = next.into_iter().chain(self.next_sample).min() else {
-                break;
-            };
-            if start > max_time {
-                if finished < flows {
-                    parts[0].stopped = Some(StopReason::MaxTime(max_time));
-                    parts[0].now = max_time;
-                }
-                break;
-            }
-            let mut until = Time((start + lookahead).min(max_time + Duration(1)).0 - 1);
-            if let Some(t) = self.next_sample {
-                until = until.min(t);
-            }
-            let done = done_by(parts, finished == flows, Done::Ask);
-            let held = run_all(parts, until, done, None);
-            if held.iter().any(|&h| h) {
-                // Every partition has run its window but the ones holding a timer: whether
-                // every flow had finished by then is known now.
-                let finished: usize = parts.iter().map(|s| s.finished).sum();
-                let done = done_by(parts, finished == flows, Done::Not);
-                run_all(parts, until, done, Some(&held));
-            }
-            let events: u64 = parts.iter().map(|s| s.totals.events).sum::<u64>() + self.events;
-            windows += 1;
-            if windows == DENSITY_WINDOWS && events < min_events.saturating_mul(DENSITY_WINDOWS) {
-                exchange(parts);
-                return true;
-            }
-            let p = Progress {
-                now: until,
-                events,
-                flows_done: parts.iter().map(|s| s.finished).sum(),
-                flows,
-            };
-            if events >= max_events {
-                parts[0].stopped = Some(StopReason::MaxEvents(max_events));
-                break;
-            }
-            if !progress(&p) {
-                parts[0].stopped = Some(StopReason::Interrupted);
-                break;
-            }
-            if std::time::Instant::now() > deadline {
-                parts[0].stopped = Some(StopReason::MaxWall(max_wall));
-                break;
-            }
-        }
-        exchange(parts);
-        false
-    }
-
-    /// A sample at `t`, every event before it handled: skipped once every flow has finished
-    /// (as `Sim::advance` skips it); the next one while flows are unfinished and anything is
-    /// pending.
-    fn take_sample(&mut self, parts: &mut [&mut Sim], t: Time, unfinished: bool) {
-        self.next_sample = None;
-        if !unfinished {
-            return;
-        }
-        self.now = t;
-        self.events += 1;
-        merge::sample(parts, t, self.layout);
-        if parts.iter().any(|s| s.pending()) {
-            // The sampler doubles its interval when it thins its series.
-            self.next_sample = Some(t + parts[0].sampler.interval);
-        }
-    }
-}
-
-/// [`Done::At`] the last completion of any partition when every flow has `finished`, else
-/// `otherwise`.
-fn done_by(parts: &[&mut Sim], finished: bool, otherwise: Done) -> Done {
-    let last = parts
-        .iter()
-        .map(|s| s.part.as_deref().expect("a partition").last_done)
-        .max();
-    match last {
-        Some(k) if finished => Done::At(k),
-        _ => otherwise,
-    }
-}
-
-/// The time of partition `s`'s next event.
-fn next_time(s: &Sim) -> Option<Time> {
-    let part = s.part.as_deref().expect("a partition");
-    part.held.map(|(t, _)| t).or_else(|| s.queue.peek_time())
-}
-
-/// Move every outbox's frames to the partitions at the far ends of their cables.
-fn exchange(parts: &mut [&mut Sim]) {
-    let mut mail: Vec<Vec<(Time, PortId, Packet)>> = vec![Vec::new(); parts.len()];
-    for s in parts.iter_mut() {
-        let peer = &s.net.peer;
-        let part = s.part.as_deref_mut().expect("a partition");
-        for (at, p, pkt) in part.outbox.drain(..) {
-            mail[part.owner[peer[p.idx()].idx()] as usize].push((at, p, pkt));
-        }
-    }
-    for (s, frames) in parts.iter_mut().zip(mail) {
-        s.take_crossings(frames.into_iter());
-    }
-}
-
-/// Run every partition's window (only the ones `only` marks, when given), the first on this
-/// thread and the others on their own. Returns which stopped to hold a timer.
-fn run_all(parts: &mut [&mut Sim], until: Time, done: Done, only: Option<&[bool]>) -> Vec<bool> {
-    let runs = |i: usize| only.is_none_or(|o| o[i]);
-    let mut held = vec![false; parts.len()];
-    let (first, rest) = parts.split_first_mut().expect("parts");
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = rest
-            .iter_mut()
-            .enumerate()
-            .filter(|(i, _)| runs(i + 1))
-            .map(|(i, s)| (i + 1, scope.spawn(move || s.run_window(until, done))))
-            .collect();
-        if runs(0) {
-            held[0] = first.run_window(until, done);
-        }
-        for (i, h) in handles {
-            held[i] = h.join().expect("a partition's thread does not panic");
-        }
-    });
-    held
 }
