@@ -167,6 +167,9 @@ pub struct Vc {
     repeat: bool,
     /// Receiver: credit updates sent.
     pub updates_tx: u64,
+    /// Receiver: credits of frames lost on the link, given back when the link's credit state
+    /// was re-initialised ([`Cbfc::resync`]).
+    pub recovered: u64,
 }
 
 /// Every port's CBFC state (empty when CBFC is off).
@@ -325,6 +328,29 @@ impl Cbfc {
         }
     }
 
+    /// Re-initialise the credit state of the link direction from egress `sender` to ingress
+    /// `receiver` (the cable came back up, or link level retry flushed its replay buffer):
+    /// every credit the sender consumed that is neither held in the receiver's buffer, nor
+    /// freed already, nor on the cable (`on_cable(p)`: the credits of the frames still on it)
+    /// was lost with its frame and is given back, and the receiver advertises its limit at
+    /// once. InfiniBand's link-level flow control does the same at link initialisation and on
+    /// every flow-control packet (vol. 1, 7.9.4: the receiver's count of blocks received, ABR,
+    /// is set to the sender's count of blocks sent, FCTBS); the UE specification's CBFC
+    /// re-initialisation was not readable here (docs/cbfc.md). Returns the limits to send.
+    pub fn resync(&mut self, sender: usize, receiver: usize, on_cable: impl Fn(u8) -> u64) -> Vec<(u8, u32)> {
+        let alloc = self.alloc;
+        let mut sends = Vec::new();
+        for p in self.mask.iter() {
+            let consumed = self.vc(sender, p).consumed;
+            let v = self.vc_mut(receiver, p);
+            let lost = consumed.saturating_sub(v.freed + v.held + on_cable(p));
+            v.freed += lost;
+            v.recovered += lost;
+            sends.push((p, Self::advertise(v, alloc)));
+        }
+        sends
+    }
+
     /// Close the starved intervals still open at the end of the run.
     pub fn finish(&mut self, now: Time) {
         for v in &mut self.vcs {
@@ -350,6 +376,7 @@ impl Cbfc {
             t.stalls += v.stalls;
             t.starved_ns += v.starved.0 as f64 / 1e3;
             t.peak_held_bytes = t.peak_held_bytes.max(v.peak_held * self.cfg.credit.0);
+            t.credits_recovered += v.recovered;
         }
         t
     }
@@ -369,6 +396,9 @@ pub struct CbfcTotals {
     pub starved_ns: f64,
     /// The most bytes' credits any ingress VC held at once.
     pub peak_held_bytes: u64,
+    /// Credits of frames lost on links, given back when a link's credit state was
+    /// re-initialised (a cable back up, a link level retry flush).
+    pub credits_recovered: u64,
 }
 
 #[cfg(test)]

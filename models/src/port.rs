@@ -243,6 +243,11 @@ impl Port {
         self.in_service.is_some()
     }
 
+    /// The frame being serialized, if any.
+    pub fn in_service(&self) -> Option<&Packet> {
+        self.in_service.as_ref()
+    }
+
     /// Append `p` to the FIFO of its priority.
     #[inline]
     pub fn enqueue(&mut self, pool: &mut PacketPool, p: Packet) {

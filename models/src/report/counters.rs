@@ -61,8 +61,8 @@ pub(super) fn received(sim: &Sim, q: crate::ids::PortId) -> Received {
 }
 
 /// A port's CBFC counters per VC: its egress's credits consumed, update frames received,
-/// stalls and time starved (µs); its ingress's credits granted back, update frames sent and
-/// the most bytes' credits it held (the UE specification's counter names were not available:
+/// stalls and time starved (µs); its ingress's credits granted back (of which recovered at a
+/// link re-initialisation), update frames sent and the most bytes' credits it held (the UE specification's counter names were not available:
 /// named for what they count).
 fn cbfc_counters(c: &crate::cbfc::Cbfc, port: usize, mut push: impl FnMut(&str, u64)) {
     let credit = c.cfg.credit.0;
@@ -74,6 +74,7 @@ fn cbfc_counters(c: &crate::cbfc::Cbfc, port: usize, mut push: impl FnMut(&str, 
             ("credit_stalls", v.stalls),
             ("credit_starved_us", v.starved.0 / 1_000_000),
             ("credits_granted", v.freed),
+            ("credits_recovered", v.recovered),
             ("credit_updates_tx", v.updates_tx),
             ("peak_credit_held_bytes", v.peak_held * credit),
         ] {

@@ -5,6 +5,7 @@
 
 use super::{Event, Sim};
 use crate::ids::PortId;
+use crate::llr::NONE;
 use crate::network::Role;
 use crate::packet::{Kind, Packet};
 use sim_core::Duration;
@@ -102,6 +103,47 @@ impl Sim<'_> {
             self.cbfc.tick_pending[q.idx()] = true;
             let at = self.now + self.cbfc.cfg.update_interval;
             self.schedule(at, Event::CbfcTick(q));
+        }
+    }
+
+    /// Re-initialise the credits of the link direction out of egress `sender` (its cable came
+    /// back up, or link level retry flushed its replay buffer): the receiving port gives back
+    /// the credits of the frames lost on the link and advertises its limit (`Cbfc::resync`).
+    pub(super) fn cbfc_resync(&mut self, sender: PortId) {
+        if !self.cbfc.on() {
+            return;
+        }
+        let receiver = self.net.peer[sender.idx()];
+        // The frames that took credit and will still reach the receiver's buffer.
+        let mut coming = [0u64; 8];
+        let (net, cbfc) = (&self.net, &self.cbfc);
+        let mut count = |pkt: &Packet| {
+            if credited(pkt) && cbfc.is_vc(pkt.prio) {
+                coming[pkt.prio as usize & 7] += cbfc.cfg.cost(pkt.frame as u32);
+            }
+        };
+        let on_cable = net.links[sender.idx()].in_flight(&net.pool);
+        let leaving = net.ports[sender.idx()].in_service();
+        match net.llr.get(sender.idx()).and_then(|l| l.as_ref()) {
+            None => on_cable.chain(leaving).for_each(count),
+            Some(l) => {
+                // The receiver starts over at the next number: the numbered frames still on
+                // their way are discarded as duplicates; a frame held for room in the replay
+                // buffer took its credit and is still to be sent.
+                let unnumbered = on_cable.zip(&l.wire).filter(|&(_, &s)| s == NONE);
+                unnumbered.map(|(pkt, _)| pkt).for_each(&mut count);
+                leaving
+                    .filter(|_| l.in_service == NONE)
+                    .into_iter()
+                    .for_each(&mut count);
+                l.staged.iter().for_each(count);
+            }
+        }
+        let sends = self
+            .cbfc
+            .resync(sender.idx(), receiver.idx(), |p| coming[p as usize & 7]);
+        for (p, limit) in sends {
+            self.send_link_credit(receiver, p, limit);
         }
     }
 

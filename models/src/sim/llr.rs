@@ -157,6 +157,8 @@ impl Sim<'_> {
     fn llr_act(&mut self, p: PortId, a: crate::llr::TxAction) {
         if a.flush {
             self.llr_flush(p, DropReason::LinkError);
+            // The link re-initialises: the credits of the frames it lost come back.
+            self.cbfc_resync(p);
         }
         self.llr_arm(p);
         if a.wake {

@@ -294,6 +294,11 @@ impl Sim<'_> {
                             self.llr_flush(end, DropReason::LinkDown);
                         }
                     }
+                } else {
+                    // The link trains again: each direction's credits are re-initialised.
+                    for end in [p, q] {
+                        self.cbfc_resync(end);
+                    }
                 }
                 self.schedule(self.now + self.variant.switch.failover, Event::Reroute);
                 self.start_tx(p);
