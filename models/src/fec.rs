@@ -28,7 +28,7 @@ use sim_core::{BitRate, Duration};
 
 /// An FEC mode as a port is configured (SONiC's `PORT.fec`: "none", "rs"; "rs" is the code
 /// the port's speed uses).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum Fec {
     #[default]

@@ -40,6 +40,7 @@ mod report_html;
 pub mod results;
 mod roce;
 mod sonic;
+mod sonic_fec;
 mod sweep;
 #[cfg(unix)]
 mod sweep_slurm;

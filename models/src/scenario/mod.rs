@@ -16,6 +16,7 @@ pub mod error;
 pub mod limits;
 pub mod names;
 pub mod overrides;
+pub mod port_fec;
 pub mod sonic;
 pub mod tiers;
 mod traffic;

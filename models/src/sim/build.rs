@@ -186,11 +186,14 @@ impl<'a> Sim<'a> {
     }
 }
 
-/// The network of ports and cables, routing by the variant's policy. A switch's pipeline
+/// The network of ports and cables, routing by the variant's policy, each cable with the
+/// FEC its switches' SONiC files set (`crate::scenario::port_fec`). A switch's pipeline
 /// latency delays every frame it receives: it is folded into the cables that lead into
 /// switches.
 fn fabric(scenario: &Scenario, variant: &Variant, streams: &RngStreams) -> Network {
-    let mut net = Network::build(&scenario.topology, variant.switch.routing, streams);
+    let own = crate::scenario::port_fec::apply(&scenario.topology, variant);
+    let topo = own.as_ref().unwrap_or(&scenario.topology);
+    let mut net = Network::build(topo, variant.switch.routing, streams);
     if variant.switch.latency > Duration::ZERO {
         for p in 0..net.ports.len() {
             let far = net.port_node[net.peer[p].idx()];

@@ -15,6 +15,7 @@
 //! | `QUEUE.<port>\|<q>.scheduler` DWRR/WRR weights | `switch.scheduler.dwrr` |
 //! | `PFC_WD.<port>.detection_time`, `action`, `restoration_time` | `pfc.watchdog`, `pfc.watchdog_action`, `pfc.watchdog_restore` |
 //! | `PORT_QOS_MAP.<port>.dscp_to_tc_map` and its `DSCP_TO_TC_MAP` | `switch.dscp_to_tc` |
+//! | `PORT.<port>.fec` (`rs`, `none`) | the FEC of that port's end of its cable (`crate::scenario::port_fec`) |
 //!
 //! Port speeds come from `PORT.<port>.speed`, else from the lossless profile's name
 //! (`pg_lossless_<Mb/s>_<cable>_profile`, buffermgrd's convention).
@@ -52,7 +53,7 @@ const READ: &[(&str, &[&str])] = &[
             "pfc_to_pg_map",
         ],
     ),
-    ("PORT", &["speed"]),
+    ("PORT", &["speed", "fec", "lanes"]),
     ("QUEUE", &["scheduler", "wred_profile"]),
     ("SCHEDULER", &["type", "weight"]),
     (
@@ -148,7 +149,14 @@ fn ports(root: &Map<String, Value>, out: &mut Imported) -> Result<(), JsonError>
             speed_mbps: int(o, &path, "speed", 1..=i64::MAX)?.map(|s| s as u64),
             lanes: text(o, &path, "lanes")?,
             alias: text(o, &path, "alias")?,
+            fec: text(o, &path, "fec")?,
         });
+        if o.get("fec").and_then(Value::as_str) == Some("fc") {
+            out.warn(format!(
+                "{path}.fec: fc (BASE-R FEC, IEEE 802.3 clause 74) is not modelled: the port's \
+                 cable runs the FEC its other end or the scenario gives"
+            ));
+        }
     }
     let number = |n: &str| {
         let digits: String = n.chars().rev().take_while(char::is_ascii_digit).collect();

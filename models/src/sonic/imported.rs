@@ -26,6 +26,38 @@ pub struct SonicPort {
     pub lanes: Option<String>,
     /// `alias` (the front-panel name, `etp1`), if any.
     pub alias: Option<String>,
+    /// `fec`, as written (`rs`, `fc`, `none`, `auto`).
+    pub fec: Option<String>,
+}
+
+impl SonicPort {
+    /// The FEC this port's `fec` runs on a cable of `mbps` (the port's own `speed` when it has
+    /// one): `rs` is the Reed-Solomon code IEEE 802.3 gives the port's lanes, RS(544,514) at
+    /// 50 Gb/s a lane and more (PAM4: clauses 91 for 100G over two or one lanes, 119, 134),
+    /// RS(528,514) below (NRZ: clauses 91 for 100G over four lanes, and 108); `none` none.
+    /// None when the port leaves it open: `auto` (it follows its peer, as auto-negotiation
+    /// does), `fc` (BASE-R FEC, not modelled), or no `fec` at all.
+    pub fn fec_mode(&self, mbps: u64) -> Option<crate::fec::Fec> {
+        use crate::fec::Fec;
+        match self.fec.as_deref()? {
+            "none" => Some(Fec::None),
+            "rs" => {
+                let speed = self.speed_mbps.unwrap_or(mbps);
+                let lanes = match self.lanes.as_deref() {
+                    Some(l) => l.split(',').filter(|x| !x.trim().is_empty()).count().max(1) as u64,
+                    // SONiC's usual breakouts: 100G on four NRZ lanes, 50G on one PAM4 lane.
+                    None if speed == 100_000 => 4,
+                    None => 1,
+                };
+                Some(if speed / lanes >= 50_000 {
+                    Fec::Rs544
+                } else {
+                    Fec::Rs528
+                })
+            }
+            _ => None,
+        }
+    }
 }
 
 impl Imported {

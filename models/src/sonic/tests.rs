@@ -333,3 +333,37 @@ fn a_computed_headroom_is_exported_as_the_run_lays_it_out_and_imports_back_the_s
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_ports_rs_is_the_code_802_3_gives_its_lanes() {
+    use crate::fec::Fec;
+    let port = |speed: u64, lanes: Option<&str>, fec: &str| super::SonicPort {
+        name: "Ethernet0".into(),
+        speed_mbps: Some(speed),
+        lanes: lanes.map(str::to_string),
+        alias: None,
+        fec: Some(fec.into()),
+    };
+    // NRZ lanes of 25G: RS(528,514) (clauses 91, 108); PAM4 lanes of 50G and up: RS(544,514)
+    // (clauses 91, 119, 134).
+    for (speed, lanes, want) in [
+        (25_000, None, Fec::Rs528),
+        (100_000, None, Fec::Rs528),
+        (100_000, Some("0,1,2,3"), Fec::Rs528),
+        (100_000, Some("0,1"), Fec::Rs544),
+        (100_000, Some("0"), Fec::Rs544),
+        (50_000, None, Fec::Rs544),
+        (50_000, Some("0,1"), Fec::Rs528),
+        (200_000, Some("0,1,2,3"), Fec::Rs544),
+        (400_000, Some("0,1,2,3,4,5,6,7"), Fec::Rs544),
+    ] {
+        assert_eq!(
+            port(speed, lanes, "rs").fec_mode(speed),
+            Some(want),
+            "{speed} {lanes:?}"
+        );
+    }
+    assert_eq!(port(100_000, None, "none").fec_mode(100_000), Some(Fec::None));
+    assert_eq!(port(100_000, None, "auto").fec_mode(100_000), None);
+    assert_eq!(port(25_000, None, "fc").fec_mode(25_000), None);
+}

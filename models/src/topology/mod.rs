@@ -246,6 +246,9 @@ pub struct LinkSpec {
     pub errors: crate::link::Errors,
     /// False when the ends' FEC modes differ: the cable never comes up.
     pub up: bool,
+    /// The scenario gives the cable's FEC (`fec`); else its ends follow what a switch's SONiC
+    /// file sets for its port (`crate::scenario::port_fec`).
+    pub fec_stated: bool,
     /// Link level retry, when both ends run it (`crate::llr`).
     pub llr: Option<crate::llr::LlrConfig>,
 }
@@ -401,8 +404,24 @@ impl Topology {
                 fec: crate::fec::BitErrors::new(l.pre_fec_ber, fec.unwrap_or_default()),
             },
             up: fec.is_some(),
+            fec_stated: l.fec.is_some(),
             llr,
         });
+    }
+
+    /// Cable `i` runs FEC `fec` at both ends, its decoder's least latency added to each hop,
+    /// or never comes up (None: its ends differ).
+    pub fn set_fec(&mut self, i: usize, fec: Option<crate::fec::Fec>) {
+        let l = &mut self.links[i];
+        match fec {
+            None => l.up = false,
+            Some(f) if f != l.errors.fec.fec => {
+                let old = l.errors.fec.fec.latency(l.rate);
+                l.delay = Duration(l.delay.0.saturating_sub(old.0)) + f.latency(l.rate);
+                l.errors.fec = crate::fec::BitErrors::new(l.errors.fec.pre_fec_ber, f);
+            }
+            Some(_) => {}
+        }
     }
 
     fn add_hosts(&mut self, n: u32) -> Vec<NodeId> {

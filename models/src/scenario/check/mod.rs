@@ -269,7 +269,7 @@ pub(crate) struct Fabric {
 }
 
 impl Fabric {
-    fn of(topo: &crate::topology::Topology) -> Fabric {
+    pub(crate) fn of(topo: &crate::topology::Topology) -> Fabric {
         let switch_node: Vec<usize> = topo
             .nodes
             .iter()
@@ -314,6 +314,7 @@ pub fn variant(
     qos::check_ecn_marking(v, &scopes, &mut out);
     load::check(topo, offered, &mut out);
     cables::check(topo, &mut out);
+    ports::check_fec(topo, v, &mut out);
     cbfc::check(topo, v, &mut out);
     out.retain(|f| !silence.iter().any(|s| s == f.id));
     out.sort();

@@ -95,3 +95,87 @@ pub fn check(topo: &Topology, fabric: &Fabric, s: &Scope, out: &mut Vec<Finding>
         fix: "give the scenario's cables the box's port speeds (topology host_link / fabric_link rates), or export the config_db.json of the box the scenario describes".into(),
     });
 }
+
+/// The FEC the files give their ports, against the cables' other ends
+/// (`crate::scenario::port_fec`): a cable whose ends differ never comes up (a warning, one
+/// per file), and a file that turns FEC on where the scenario left it open adds its decoder
+/// to every hop of those cables (a note, one per file and mode).
+pub fn check_fec(topo: &Topology, v: &crate::scenario::Variant, out: &mut Vec<Finding>) {
+    use crate::scenario::port_fec::FileEnd;
+    use std::collections::BTreeMap;
+    let cables = crate::scenario::port_fec::cables(topo, v);
+    let mut down: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut on: BTreeMap<(&str, crate::fec::Fec), (usize, sim_core::Duration)> = BTreeMap::new();
+    for c in &cables {
+        let l = &topo.links[c.link];
+        let side = |e: &Option<FileEnd>, node| match e {
+            Some(e) => format!("{} {} runs {}", e.switch, e.port, e.fec.name()),
+            None if l.fec_stated => format!(
+                "{} runs {} (the scenario's fec)",
+                topo.node_name(node),
+                l.errors.fec.fec.name()
+            ),
+            None => format!("{} follows", topo.node_name(node)),
+        };
+        let first = c.ends.iter().flatten().next().expect("a file sets an end");
+        match c.result {
+            None => down.entry(first.file.as_str()).or_default().push(format!(
+                "{}, {}",
+                side(&c.ends[0], l.a),
+                side(&c.ends[1], l.b)
+            )),
+            Some(f) if f != l.errors.fec.fec => {
+                let e = on.entry((first.file.as_str(), f)).or_default();
+                (e.0, e.1) = (e.0 + 1, f.latency(l.rate));
+            }
+            Some(_) => {}
+        }
+    }
+    for (file, cables) in down {
+        let shown: Vec<&str> = cables.iter().take(3).map(String::as_str).collect();
+        let more = cables.len() - shown.len();
+        out.push(Finding {
+            level: Level::Warning,
+            id: "fec-mismatch",
+            key: "PORT.*.fec".into(),
+            file: Some(file.to_string()),
+            problem: format!(
+                "{} cable{} never come{} up, the two ends running different FEC modes: {}{}; \
+                 traffic routes around them, and a host whose only cable it is cannot send or \
+                 receive",
+                cables.len(),
+                if cables.len() == 1 { "" } else { "s" },
+                if cables.len() == 1 { "s" } else { "" },
+                shown.join("; "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ),
+            fix: "give both ends the same mode: the port's fec in the file (rs, none), or the \
+                  cable's fec in the scenario (or leave it out: an end without one follows the \
+                  file's, as with auto-negotiation)"
+                .into(),
+        });
+    }
+    for ((file, fec), (n, latency)) in on {
+        out.push(Finding {
+            level: Level::Note,
+            id: "sonic-fec",
+            key: "PORT.*.fec".into(),
+            file: Some(file.to_string()),
+            problem: format!(
+                "the file's ports run {} on {n} cable{} whose other end follows: each hop \
+                 over them takes {:.1} ns more (the decoder's codewords), and their pre-FEC \
+                 bit errors are corrected as the code does",
+                fec.name(),
+                if n == 1 { "" } else { "s" },
+                latency.as_ns_f64()
+            ),
+            fix: "nothing to do if the box runs it; fec = \"none\" on the cable (or in the \
+                  file) runs without it"
+                .into(),
+        });
+    }
+}
