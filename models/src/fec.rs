@@ -142,6 +142,72 @@ impl BitErrors {
     }
 }
 
+/// A receiving port's RS-FEC counters over a run, as IEEE 802.3 clause 91.6 keeps them
+/// (corrected codewords, uncorrected codewords, symbol errors) and SAI names them
+/// (`SAI_PORT_STAT_IF_IN_FEC_CORRECTABLE_FRAMES`, `..._NOT_CORRECTABLE_FRAMES`,
+/// `..._SYMBOL_ERRORS`: SONiC's FEC "frame" is the codeword; `show interfaces counters
+/// fec-stats` prints them as FEC_CORR, FEC_UNCORR, FEC_SYMBOL_ERR).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FecCounters {
+    pub corrected: u64,
+    pub uncorrectable: u64,
+    pub symbol_errors: u64,
+}
+
+impl BitErrors {
+    /// Per codeword: the probability that it had wrong symbols and corrected them all, that
+    /// it failed, and the mean number of wrong symbols in a corrected one.
+    pub fn codeword_odds(&self) -> (f64, f64, f64) {
+        let Some((n, t)) = self.fec.code() else {
+            return (0.0, 0.0, 0.0);
+        };
+        let b = self.pre_fec_ber;
+        if b <= 0.0 {
+            return (0.0, 0.0, 0.0);
+        }
+        let p = -(10.0 * (-b).ln_1p()).exp_m1();
+        let (ln_p, ln_q) = (p.ln(), (-p).ln_1p());
+        let (mut ln_choose, mut corrected, mut symbols) = (0.0, 0.0, 0.0);
+        for k in 1..=t {
+            ln_choose += ((n - k + 1) as f64).ln() - (k as f64).ln();
+            let term = (ln_choose + k as f64 * ln_p + (n - k) as f64 * ln_q).exp();
+            corrected += term;
+            symbols += k as f64 * term;
+        }
+        let mean = if corrected > 0.0 { symbols / corrected } else { 0.0 };
+        (corrected, self.fec.codeword_failure(b), mean)
+    }
+
+    /// The counters of a receiver that took `codewords` codewords while its cable was up,
+    /// `under_frames` of them carrying frames, `lost_frames` frames lost to a failed codeword
+    /// (drawn with the frames): each of those is one uncorrected codeword, the codewords
+    /// between frames fail and the rest are corrected as the code's odds say (drawn from
+    /// `rng`), and each corrected one had the mean number of wrong symbols of a corrected
+    /// codeword.
+    pub fn counters(
+        &self,
+        codewords: u64,
+        under_frames: u64,
+        lost_frames: u64,
+        rng: &mut sim_core::SimRng,
+    ) -> FecCounters {
+        use rand::RngExt;
+        let (corrected, failed, mean) = self.codeword_odds();
+        let mut draw = |n: u64, p: f64| match rand_distr::Binomial::new(n, p.clamp(0.0, 1.0)) {
+            Ok(d) => rng.sample(d),
+            Err(_) => 0,
+        };
+        let uncorrectable = lost_frames + draw(codewords.saturating_sub(under_frames), failed);
+        let rest = codewords.saturating_sub(uncorrectable);
+        let corrected = draw(rest, corrected / (1.0 - failed).max(f64::MIN_POSITIVE));
+        FecCounters {
+            corrected,
+            uncorrectable,
+            symbol_errors: (corrected as f64 * mean).round() as u64,
+        }
+    }
+}
+
 /// A cable's `fec`: one mode for both ends, or each end's own (`[a's, b's]`; a host's end
 /// first on the built-in shapes' host cables).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -38,7 +38,22 @@ pub struct Link {
 struct Lossy {
     errors: Errors,
     rng: SimRng,
+    tally: Tally,
 }
+
+/// What the receiver's FEC counters are made of (`crate::fec::FecCounters`).
+#[derive(Debug, Default, Clone, Copy)]
+struct Tally {
+    /// Frame bits received, and frames lost to a codeword the FEC could not correct.
+    bits: u64,
+    fec_lost: u64,
+    /// Time the cable was down, and since when it is.
+    down: Duration,
+    down_since: Option<Time>,
+}
+
+/// rand's `Bernoulli` scale (2^64): a draw of `p` is one `u64` below `p` x 2^64.
+const SCALE: f64 = 2.0 * (1u64 << 63) as f64;
 
 /// How a cable loses frames.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -72,33 +87,93 @@ impl Link {
         let lossless = errors.loss == 0.0 && errors.ber == 0.0 && errors.fec.pre_fec_ber == 0.0;
         Link {
             delay,
-            errors: (!lossless).then(|| Box::new(Lossy { errors, rng: rng() })),
+            errors: (!lossless).then(|| {
+                Box::new(Lossy {
+                    errors,
+                    rng: rng(),
+                    tally: Tally::default(),
+                })
+            }),
             flight: Fifo::default(),
         }
     }
 
-    /// Draw whether a frame of `frame` bytes arrives corrupted (its FCS fails).
+    /// Draw whether a frame of `frame` bytes arrives corrupted (its FCS fails). The draw is
+    /// rand's `random_bool(loss)` (one `u64` against loss x 2^64); the frames lost to the FEC
+    /// are those whose draw falls in its share of it, below P(a codeword fails) x 2^64.
     #[inline]
     pub fn corrupts(&mut self, frame: u16) -> bool {
-        let loss = self.loss_of(frame);
-        match &mut self.errors {
-            Some(l) if loss > 0.0 => l.rng.random_bool(loss),
-            _ => false,
+        let (loss, fec_loss) = self.loss_of(frame);
+        let Some(l) = self.errors.as_deref_mut() else {
+            return false;
+        };
+        if l.errors.fec.fec != crate::fec::Fec::None {
+            l.tally.bits += frame as u64 * 8;
         }
+        if loss <= 0.0 {
+            return false;
+        }
+        if loss >= 1.0 {
+            return true;
+        }
+        let v: u64 = l.rng.random();
+        if v < (fec_loss * SCALE) as u64 {
+            l.tally.fec_lost += 1;
+        }
+        v < (loss * SCALE) as u64
     }
 
-    /// Probability that a frame of `frame` bytes is lost on this cable.
+    /// Probability that a frame of `frame` bytes is lost on this cable, and that a codeword
+    /// under it fails (a part of the first).
     #[inline]
-    pub fn loss_of(&self, frame: u16) -> f64 {
+    pub fn loss_of(&self, frame: u16) -> (f64, f64) {
         let Some(Lossy { errors: e, .. }) = self.errors.as_deref() else {
-            return 0.0;
+            return (0.0, 0.0);
         };
         if e.ber == 0.0 && e.fec.pre_fec_ber == 0.0 {
-            return e.loss;
+            return (e.loss, 0.0);
         }
         let bit_loss = -(frame as f64 * 8.0 * (-e.ber).ln_1p()).exp_m1();
         let fec_loss = e.fec.frame_loss(frame as u32);
-        1.0 - (1.0 - e.loss) * (1.0 - bit_loss) * (1.0 - fec_loss)
+        (
+            1.0 - (1.0 - e.loss) * (1.0 - bit_loss) * (1.0 - fec_loss),
+            fec_loss,
+        )
+    }
+
+    /// The cable went down (or came back up) at `now`: its FEC counts no codewords meanwhile.
+    pub fn set_up(&mut self, up: bool, now: Time) {
+        if let Some(l) = self.errors.as_deref_mut() {
+            let t = &mut l.tally;
+            match (up, t.down_since) {
+                (false, None) => t.down_since = Some(now),
+                (true, Some(s)) => (t.down, t.down_since) = (t.down + now.saturating_since(s), None),
+                _ => {}
+            }
+        }
+    }
+
+    /// The FEC counters of the port this cable arrives at, for a run that ended at `end` on a
+    /// cable of `rate` (None without FEC or pre-FEC bit errors): the codewords of the time
+    /// it was up, 5,120 MAC bits each, idle or not (`crate::fec::BitErrors::counters`).
+    pub fn fec_counters(
+        &self,
+        rate: sim_core::BitRate,
+        end: Time,
+        rng: &mut SimRng,
+    ) -> Option<crate::fec::FecCounters> {
+        let l = self.errors.as_deref()?;
+        let fec = &l.errors.fec;
+        if fec.fec == crate::fec::Fec::None || fec.pre_fec_ber <= 0.0 {
+            return None;
+        }
+        let t = &l.tally;
+        let down = t.down + t.down_since.map_or(Duration::ZERO, |s| end.saturating_since(s));
+        let up = end.saturating_since(Time::ZERO).0.saturating_sub(down.0);
+        let per = crate::fec::CODEWORD_MAC_BITS;
+        let codewords = (up as f64 * 1e-12 * rate.0 as f64 / per) as u64;
+        let under = (t.bits as f64 / per) as u64;
+        Some(fec.counters(codewords, under, t.fec_lost, rng))
     }
 
     /// The last bit of `p` left the sender at `now`. Returns the arrival time when the link
@@ -158,8 +233,12 @@ mod tests {
     fn bit_errors_lose_longer_frames_more_often() {
         let l = Link::new(Duration::ZERO, 0.0, 1e-9);
         // 1 - (1 - 1e-9)^(4178 * 8) ~= 3.34e-5.
-        assert!((l.loss_of(4178) - 3.3424e-5).abs() < 1e-8, "{}", l.loss_of(4178));
-        assert!(l.loss_of(64) < l.loss_of(4178));
+        assert!(
+            (l.loss_of(4178).0 - 3.3424e-5).abs() < 1e-8,
+            "{}",
+            l.loss_of(4178).0
+        );
+        assert!(l.loss_of(64).0 < l.loss_of(4178).0);
     }
 
     #[test]
@@ -170,8 +249,8 @@ mod tests {
             "{}",
             std::mem::size_of::<Link>()
         );
-        assert_eq!(Link::new(Duration::ZERO, 0.0, 0.0).loss_of(1500), 0.0);
-        assert_eq!(Link::new(Duration::ZERO, 0.25, 0.0).loss_of(1500), 0.25);
+        assert_eq!(Link::new(Duration::ZERO, 0.0, 0.0).loss_of(1500).0, 0.0);
+        assert_eq!(Link::new(Duration::ZERO, 0.25, 0.0).loss_of(1500).0, 0.25);
     }
 
     #[test]

@@ -173,3 +173,104 @@ fn fec_settings_that_cannot_be_meant_are_refused() {
         assert!(e.to_string().contains(key), "{link}: {e}");
     }
 }
+
+#[test]
+fn fec_counters_count_every_codeword_of_the_time_the_cable_was_up_as_the_code_says() {
+    // RS(528,514), t = 7, at 4e-4 before FEC: a symbol (10 bits) is wrong with
+    // p = 1-(1-4e-4)^10, a codeword's wrong symbols are Binomial(528, p). The receiver sees
+    // 100e9 / 5,120 codewords a second while its cable is up, idle or not (802.3 clause 91
+    // sends them continuously); the cable is down from 100 us to 300 us of a run the flow
+    // keeps going well past that.
+    let toml = dac(
+        r#"{ rate = "100Gbps", cable = "3m", fec = "rs-528", pre_fec_ber = 4e-4 }"#,
+        "4MB",
+    ) + "[[fault]]\nlink = [\"h0\", \"h1\"]\nkind = \"down\"\nat = \"100us\"\nuntil = \"300us\"\n";
+    let r = run(&toml).remove(0);
+    let (n, t) = (528u64, 7u64);
+    let p = 1.0 - (1.0f64 - 4e-4).powi(10);
+    let pmf = |k: u64| {
+        let ln_c: f64 = (1..=k).map(|i| ((n - i + 1) as f64 / i as f64).ln()).sum();
+        (ln_c + k as f64 * p.ln() + (n - k) as f64 * (1.0 - p).ln()).exp()
+    };
+    let corrected_p: f64 = (1..=t).map(pmf).sum();
+    let failed_p = 1.0 - pmf(0) - corrected_p;
+    let mean_symbols = (1..=t).map(|k| k as f64 * pmf(k)).sum::<f64>() / corrected_p;
+    let up_s = (r.summary.simulated_ns - 200_000.0) * 1e-9;
+    let codewords = up_s * 100e9 / 5120.0;
+    // The data direction, at h1.
+    let c = |name: &str| counter(&r, "h1", "to-h0", name) as f64;
+    let (corr, uncorr, sym) = (
+        c("fec_corrected_codewords"),
+        c("fec_uncorrectable_codewords"),
+        c("fec_symbol_errors"),
+    );
+    // Each within five standard deviations of its binomial count.
+    let within = |got: f64, p: f64, what: &str| {
+        let (mean, sd) = (codewords * p, (codewords * p * (1.0 - p)).sqrt());
+        assert!(
+            (got - mean).abs() < 5.0 * sd + 1.0,
+            "{what}: {got} against {mean:.0} +- {sd:.0}"
+        );
+    };
+    within(corr, corrected_p, "corrected codewords");
+    within(uncorr, failed_p, "uncorrectable codewords");
+    assert_close(
+        sym / corr,
+        mean_symbols,
+        1e-3,
+        0.0,
+        "symbols per corrected codeword",
+    );
+    // Every frame the FEC lost had an uncorrectable codeword under it.
+    assert!(
+        uncorr >= c("drop_link_error"),
+        "{uncorr} < {}",
+        c("drop_link_error")
+    );
+    assert!(c("drop_link_error") > 0.0, "frames were lost");
+    // The same counters as SONiC prints them; none on a cable without FEC.
+    let plain = run(&dac(
+        r#"{ rate = "100Gbps", cable = "3m", pre_fec_ber = 1e-9 }"#,
+        "10KB",
+    ))
+    .remove(0);
+    assert!(plain.counters.iter().all(|c| !c.counter.starts_with("fec_")));
+}
+
+#[test]
+fn sonic_shows_a_switch_ports_fec_counters_as_fec_stats_does() {
+    let toml = r#"
+        [topology]
+        kind = "star"
+        hosts = 2
+        host_link = { rate = "100Gbps", cable = "3m", fec = "rs-544", pre_fec_ber = 2e-4 }
+        [switch]
+        sonic_counters = true
+        [[flow]]
+        src = "h0"
+        dst = "h1"
+        size = "1MB"
+        "#;
+    let r = run(toml).remove(0);
+    let row = |counter: &str| {
+        r.sonic
+            .iter()
+            .find(|s| {
+                s.command == "show interfaces counters fec-stats"
+                    && &*s.port == "to-h0"
+                    && s.counter == counter
+            })
+            .map(|s| s.value.parse::<u64>().unwrap())
+    };
+    let corr = counter(&r, "sw0", "to-h0", "fec_corrected_codewords");
+    assert!(corr > 0);
+    assert_eq!(row("FEC_CORR"), Some(corr));
+    assert_eq!(
+        row("FEC_UNCORR"),
+        Some(counter(&r, "sw0", "to-h0", "fec_uncorrectable_codewords"))
+    );
+    assert_eq!(
+        row("FEC_SYMBOL_ERR"),
+        Some(counter(&r, "sw0", "to-h0", "fec_symbol_errors"))
+    );
+}

@@ -19,6 +19,15 @@ pub(super) struct Received {
     pub prio: [(u64, u64); 8],
 }
 
+/// The RS-FEC counters of receiving port `q` (None unless its cable runs FEC with pre-FEC
+/// bit errors), drawn from a stream of their own so that both result files that show them
+/// agree and no other draw moves (`Link::fec_counters`).
+pub(super) fn fec_counters(sim: &Sim, q: crate::ids::PortId) -> Option<crate::fec::FecCounters> {
+    let p = sim.net.peer[q.idx()];
+    let mut rng = sim_core::RngStreams::new(sim.seed).stream("fec-counters", q.0 as u64);
+    sim.net.links[p.idx()].fec_counters(sim.net.ports[p.idx()].rate, sim.totals.end_time, &mut rng)
+}
+
 pub(super) fn received(sim: &Sim, q: crate::ids::PortId) -> Received {
     let net = &sim.net;
     let mut r = Received {
@@ -124,6 +133,11 @@ pub(super) fn counters(sim: &Sim) -> Vec<CounterRow> {
                 ("drop_link_error", c.drops_link_error),
             ] {
                 push(name, &pname, counter, value);
+            }
+            if let Some(f) = fec_counters(sim, p) {
+                push(name, &pname, "fec_corrected_codewords", f.corrected);
+                push(name, &pname, "fec_uncorrectable_codewords", f.uncorrectable);
+                push(name, &pname, "fec_symbol_errors", f.symbol_errors);
             }
             llr_counters(sim, p, |counter, value| push(name, &pname, counter, value));
             // A NIC's traffic per priority (mlx5's per-priority counters), for the

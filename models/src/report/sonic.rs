@@ -118,6 +118,20 @@ pub(super) fn sonic_rows(sim: &Sim) -> Vec<SonicRow> {
                     v.to_string(),
                 );
             }
+            if let Some(f) = super::counters::fec_counters(sim, p) {
+                for (counter, v) in [
+                    ("FEC_CORR", f.corrected),
+                    ("FEC_UNCORR", f.uncorrectable),
+                    ("FEC_SYMBOL_ERR", f.symbol_errors),
+                ] {
+                    push(
+                        "show interfaces counters fec-stats",
+                        interface.to_string(),
+                        counter,
+                        v.to_string(),
+                    );
+                }
+            }
             for q in 0..8u8 {
                 let qi = q as usize;
                 push(

@@ -181,6 +181,7 @@ impl<'a> Sim<'a> {
             cbfc,
             servers,
             bounds,
+            seed: scenario.seed,
             part: None,
         }
     }

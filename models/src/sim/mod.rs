@@ -193,6 +193,8 @@ pub struct Sim<'a> {
     pub cbfc: crate::cbfc::Cbfc,
     /// Each flow's ideal FCT and lower bound on the healthy fabric.
     pub bounds: Vec<ideal::FlowBounds>,
+    /// The scenario's seed: the results draw their own streams from it (FEC counters).
+    pub seed: u64,
     /// This run's place in a run on several threads (`parallel`); None on one thread.
     part: Option<Box<parallel::Part>>,
 }

@@ -271,6 +271,9 @@ impl Sim<'_> {
                 let up = f.action == Action::Up;
                 self.net.port_up[p.idx()] = up;
                 self.net.port_up[q.idx()] = up;
+                for end in [p, q] {
+                    self.net.links[end.idx()].set_up(up, self.now);
+                }
                 if !up {
                     for end in [p, q] {
                         let to = self.net.peer[end.idx()];
