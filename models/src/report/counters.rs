@@ -96,7 +96,11 @@ pub(super) fn counters(sim: &Sim) -> Vec<CounterRow> {
     let net = &sim.net;
     let lossless = sim.variant.pfc.mask();
     let us = |d: sim_core::Duration| d.0 / 1_000_000;
-    let mut rows = Vec::new();
+    // Room for every port's ten rows and every NIC's rows at once: a vector that grows by
+    // doubling holds its old and its new block while it copies (at 65,536 hosts, 4.6 M rows
+    // of 56 B: a 235 MB block beside a 470 MB one). Room reserved and not used is never
+    // touched, so it takes address space, not memory.
+    let mut rows = Vec::with_capacity(net.ports.len() * 10 + net.host_node.len() * 20);
     let mut names: HashSet<Arc<str>> = HashSet::new();
     let mut intern = move |s: &str| -> Arc<str> {
         if let Some(n) = names.get(s) {
