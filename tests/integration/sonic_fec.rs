@@ -151,8 +151,11 @@ fn leaves_and_spines_from_files_that_disagree_on_fec_cut_the_fabric_and_hosts_fo
             .any(|f| f.problem.contains("rs-528 on 4 cables") && f.problem.contains("204.8 ns")),
         "{n:#?}"
     );
-    // No path between the leaves: the flow does not finish.
-    assert_eq!(run_unchecked(&toml).remove(0).summary.flows_completed, 0);
+    // No path between the leaves: the flow does not finish, and says why.
+    let r = run_unchecked(&toml).remove(0);
+    assert_eq!(r.summary.flows_completed, 0);
+    let status = r.flows[0].status.to_string();
+    assert!(status.contains("no route from h0 to h2"), "{status}");
 }
 
 #[test]
