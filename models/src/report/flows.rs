@@ -174,17 +174,6 @@ fn unfinished_reason(sim: &Sim, f: &crate::nic::Flow) -> (Why, String) {
             format!("its sender's cable is down, so its NIC has no carrier ({progress})"),
         );
     }
-    if f.spec.src != f.spec.dst && crate::ideal::path(&sim.net, &f.spec).is_empty() {
-        // The routing knows no way there (cables down, from the start or for good): what
-        // the sender sent was dropped on the way (`no_route`), whatever stopped the run.
-        return (
-            Why::NoRoute,
-            format!(
-                "no route from h{} to h{}: the fabric has no path between them with the cables that are up ({progress})",
-                f.spec.src.0, f.spec.dst.0
-            ),
-        );
-    }
     if f.gave_up {
         return (
             Why::GaveUp,
@@ -200,6 +189,21 @@ fn unfinished_reason(sim: &Sim, f: &crate::nic::Flow) -> (Why, String) {
             format!(
                 "{} of its packets were dropped and recovery did not complete ({progress})",
                 f.dropped_packets
+            ),
+        );
+    }
+    if f.spec.src != f.spec.dst && crate::ideal::path(&sim.net, &f.spec).is_empty() {
+        // The routing knows no way there (cables down, from the start or for good): what
+        // the sender sent was dropped on the way (`no_route`) until a limit stopped the run.
+        let stopped = sim
+            .stopped
+            .as_ref()
+            .map_or(String::new(), |s| format!("; {}", stop_text(s)));
+        return (
+            Why::NoRoute,
+            format!(
+                "no route from h{} to h{}: the fabric has no path between them with the cables that are up ({progress}{stopped})",
+                f.spec.src.0, f.spec.dst.0
             ),
         );
     }
