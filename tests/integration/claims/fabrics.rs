@@ -1,4 +1,4 @@
-//! Claims of homelab-mixed, leaf-spine, link-failure, mixed-fabric, nccl-tests.
+//! Claims of fec-mismatch, homelab-mixed, leaf-spine, link-failure, mixed-fabric, nccl-tests.
 
 use super::*;
 
@@ -390,5 +390,50 @@ fn nccl_tests() {
         j("uec-reps-nscc")["busbw_gbps"].as_f64().unwrap(),
         94.0,
         0.03,
+    );
+}
+
+#[test]
+fn fec_mismatch() {
+    let r = run("fec-mismatch", &[], 0);
+    // "the four flows finish at about 1.32 ms (16 MB in 4 KiB packets with UET's 122 B of
+    // headers, preamble and gap, at 100 Gb/s) against 0.66 ms when the ends match" [3 %].
+    let wire = 16e6 * (4096.0 + 122.0) / 4096.0 * 8.0 / 100.0; // ns at 100 Gb/s
+    r.about("16 MB of frames at 100 Gb/s take 1.32 ms", wire, 1.32 * MS, 0.01);
+    for (v, want) in [("spine1-at-none", wire), ("matched", wire / 2.0)] {
+        let last = max(r.flows_of(v).iter().map(|f| f.finish()));
+        r.about(&format!("{v}: the last flow finishes"), last, want, 0.03);
+        r.exactly(&format!("{v}: nothing is dropped"), r.num(v, "drops"), 0.0);
+    }
+    // "`sim check` warns before the run (fec-mismatch, naming both ports and the file)".
+    let findings = r.v("spine1-at-none")["config_findings"].as_array().unwrap();
+    let said: Vec<String> = findings
+        .iter()
+        .filter(|f| f["id"] == "fec-mismatch")
+        .map(|f| format!("{} {} {}", f["file"], f["key"], f["problem"]))
+        .collect();
+    r.check(
+        said.len() == 1
+            && said[0].contains("sonic/fec-rs.json")
+            && said[0].contains("leaf0 Ethernet20 runs rs-528, spine1 Ethernet0 runs none"),
+        "one fec-mismatch warning naming leaf0 Ethernet20, spine1 Ethernet0 and the file",
+        format!("{said:?}"),
+    );
+    r.check(
+        r.v("matched")["config_findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["id"] != "fec-mismatch"),
+        "the matched fabric has no mismatch",
+        "a fec-mismatch finding",
+    );
+    // "`note[sonic-fec]`: 51.2 ns more a hop".
+    r.check(
+        findings
+            .iter()
+            .any(|f| f["id"] == "sonic-fec" && f["problem"].as_str().unwrap().contains("51.2 ns more")),
+        "a sonic-fec note of 51.2 ns a hop",
+        format!("{findings:?}"),
     );
 }
