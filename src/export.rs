@@ -79,8 +79,9 @@ pub fn run(cmd: &ExportCommand) -> Result<ExitCode> {
     let cables = scenario
         .switch_cables(index)
         .ok_or_else(|| BadInput::new(format!("{}: no switch number {index}", args.file.display())))?;
+    let fec = scenario.switch_cable_fec(index, v).unwrap_or_default();
     let (sw, pfc) = v.switch_settings(index);
-    let json = models::sonic::export::export(sw, pfc, &cables, v.max_frame())
+    let json = models::sonic::export::export(sw, pfc, &cables, &fec, v.max_frame())
         .map_err(|e| BadInput::new(format!("{}: variant {}: {e}", args.file.display(), v.name)))?;
     let text = serde_json::to_string_pretty(&json)? + "\n";
     match &args.out {

@@ -169,3 +169,54 @@ fn firecode_is_named_as_not_modelled_and_leaves_the_cable_as_the_scenario_says()
     );
     assert!(findings(&toml, "sonic-fec").is_empty());
 }
+
+#[test]
+fn an_export_says_rs_where_a_cable_runs_it_and_imports_back_to_the_same_cables() {
+    // RS(528,514) on the host cables, none on the fabric's: leaf0's export marks its two host
+    // ports rs and leaves its uplinks' fec out (the box keeps its own default).
+    let dir = tmp("sonic-fec-export");
+    let file = dir.join("s.toml");
+    let toml = r#"
+        [topology]
+        kind = "leaf-spine"
+        leaves = 2
+        spines = 2
+        hosts_per_leaf = 2
+        host_link = { rate = "100Gbps", cable = "3m", fec = "rs-528" }
+        fabric_link = { rate = "100Gbps", cable = "10m" }
+        [[flow]]
+        src = "h0"
+        dst = "h2"
+        size = "100KB"
+        "#;
+    std::fs::write(&file, toml).unwrap();
+    let exported = dir.join("leaf0.json");
+    let o = crate::common::sim(&[
+        "export",
+        "sonic",
+        file.to_str().unwrap(),
+        "--switch",
+        "leaf0",
+        "--out",
+        exported.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&exported).unwrap()).unwrap();
+    let fec: Vec<Option<&str>> = (0..4)
+        .map(|i| j["PORT"][format!("Ethernet{}", 4 * i)]["fec"].as_str())
+        .collect();
+    assert_eq!(fec, [Some("rs"), Some("rs"), None, None], "{j:#}");
+    // Imported again on leaf0 of the same fabric: its host cables still run RS(528,514) (no
+    // mismatch, no note: nothing changes), and the flow takes the same time.
+    let with = toml.replace(
+        "[[flow]]",
+        &format!(
+            "[switch.tier.leaf0]\nsonic = \"{}\"\n[[flow]]",
+            exported.display()
+        ),
+    );
+    assert!(findings(&with, "fec-mismatch").is_empty());
+    assert!(findings(&with, "sonic-fec").is_empty());
+    let fct = |t: &str| run(t)[0].flows[0].fct_ns.unwrap();
+    assert_close(fct(&with), fct(toml), 0.0, 0.0, "the same run (ns)");
+}

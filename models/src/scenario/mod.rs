@@ -131,6 +131,27 @@ impl Scenario {
         )
     }
 
+    /// The FEC each cable of switch number `switch` runs in variant `v`, in cable order: the
+    /// scenario's, or what the switches' SONiC files set (`port_fec`).
+    pub fn switch_cable_fec(&self, switch: usize, v: &Variant) -> Option<Vec<crate::fec::Fec>> {
+        let own = port_fec::apply(&self.topology, v);
+        let t = own.as_ref().unwrap_or(&self.topology);
+        let node = t
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.kind == crate::topology::NodeKind::Switch)
+            .nth(switch)?
+            .0;
+        Some(
+            t.links
+                .iter()
+                .filter(|l| l.a.idx() == node || l.b.idx() == node)
+                .map(|l| l.errors.fec.fec)
+                .collect(),
+        )
+    }
+
     /// Flows whose dynamics are sampled whatever else is: the named and the victims.
     pub fn traced_flows(&self) -> Vec<u32> {
         let mut v = [self.plotted_flows.as_slice(), self.victims.as_slice()].concat();

@@ -7,7 +7,8 @@
 //! the run gives it (`pg_lossless_<Mb/s>_<m>m_profile`, buffermgrd's naming: as the scenario
 //! sets it, or computed from the cable as a run computes it); the
 //! watchdog's action is the scenario's (`alert` when its watchdog is off: a box that only
-//! reports storms, as the model then does).
+//! reports storms, as the model then does); a port whose cable runs RS-FEC gets `"fec": "rs"`
+//! (the code its speed and lanes take), the others no `fec` (the box keeps its default).
 
 use crate::pfc::PfcConfig;
 use crate::switch::SwitchConfig;
@@ -15,12 +16,13 @@ use serde_json::{Map, Value, json};
 use sim_core::{BitRate, Duration};
 
 /// The fragment for a switch with settings `sw` and `pfc` (its tier's, or `[switch]` and
-/// `[pfc]`), these cables (rate and propagation delay, in cable order) and frames up to
-/// `max_frame` bytes (what a computed headroom must absorb).
+/// `[pfc]`), these cables (rate and propagation delay, in cable order) running these FEC
+/// modes, and frames up to `max_frame` bytes (what a computed headroom must absorb).
 pub fn export(
     sw: &SwitchConfig,
     pfc: &PfcConfig,
     cables: &[(BitRate, Duration)],
+    fec: &[crate::fec::Fec],
     max_frame: u32,
 ) -> Result<Value, String> {
     let rates: Vec<BitRate> = cables.iter().map(|c| c.0).collect();
@@ -31,8 +33,14 @@ pub fn export(
     let s_ = |x: u64| Value::String(x.to_string());
     let mut out = Map::new();
     let mut port_t = Map::new();
-    for (p, r) in ports.iter().zip(&rates) {
-        port_t.insert(p.clone(), json!({ "speed": (r.0 / 1_000_000).to_string() }));
+    for (i, (p, r)) in ports.iter().zip(&rates).enumerate() {
+        let mut port = json!({ "speed": (r.0 / 1_000_000).to_string() });
+        // A port whose cable runs RS-FEC says so; one without leaves the box's own default
+        // (a box's 100G ports usually run rs: "none" written here could turn it off).
+        if fec.get(i).is_some_and(|&f| f != crate::fec::Fec::None) {
+            port["fec"] = "rs".into();
+        }
+        port_t.insert(p.clone(), port);
     }
     out.insert("PORT".into(), Value::Object(port_t));
     // Each port's lossless headroom, as the run lays it out (set, the profile's, or computed

@@ -192,7 +192,7 @@ fn import_export_import_gives_the_same_settings() {
         .unwrap();
         let v = &s.variants[0];
         let (sw, pfc) = v.switch_settings(0);
-        let json = super::export::export(sw, pfc, &s.switch_cables(0).unwrap(), v.max_frame()).unwrap();
+        let json = super::export::export(sw, pfc, &s.switch_cables(0).unwrap(), &[], v.max_frame()).unwrap();
         let again = settings(&serde_json::to_string(&json).unwrap());
         assert_eq!(first, again, "{file}: round trip");
     }
@@ -303,7 +303,7 @@ fn a_computed_headroom_is_exported_as_the_run_lays_it_out_and_imports_back_the_s
     let s = parse(&fabric(""), "t.toml", "t", &Overrides::default()).unwrap();
     let v = &s.variants[0];
     let (sw, pfc) = v.switch_settings(0);
-    let json = super::export::export(sw, pfc, &s.switch_cables(0).unwrap(), v.max_frame()).unwrap();
+    let json = super::export::export(sw, pfc, &s.switch_cables(0).unwrap(), &[], v.max_frame()).unwrap();
     let profiles = json["BUFFER_PROFILE"].as_object().unwrap();
     let xoff = |name: &str| profiles[name]["xoff"].as_str().unwrap().parse::<u64>().unwrap();
     // A 100 m cable needs more headroom than a 3 m one, at four times the rate.
