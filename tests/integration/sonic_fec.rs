@@ -219,4 +219,21 @@ fn an_export_says_rs_where_a_cable_runs_it_and_imports_back_to_the_same_cables()
     assert!(findings(&with, "sonic-fec").is_empty());
     let fct = |t: &str| run(t)[0].flows[0].fct_ns.unwrap();
     assert_close(fct(&with), fct(toml), 0.0, 0.0, "the same run (ns)");
+    // A port whose cable a mismatch keeps down is exported with its own end's mode: leaf0's
+    // Ethernet20 in fec-mismatch.toml runs rs against spine1's none.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let o = crate::common::sim(&[
+        "export",
+        "sonic",
+        root.join("scenarios/fec-mismatch.toml").to_str().unwrap(),
+        "--variant",
+        "spine1-at-none",
+        "--switch",
+        "leaf0",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for i in 0..6 {
+        assert_eq!(j["PORT"][format!("Ethernet{}", 4 * i)]["fec"], "rs", "{j:#}");
+    }
 }

@@ -131,9 +131,11 @@ impl Scenario {
         )
     }
 
-    /// The FEC each cable of switch number `switch` runs in variant `v`, in cable order: the
-    /// scenario's, or what the switches' SONiC files set (`port_fec`).
+    /// The FEC each cable of switch number `switch` runs at its end in variant `v`, in cable
+    /// order: the scenario's, or what the switches' SONiC files set (`port_fec`); on a cable
+    /// whose ends differ, the mode of this switch's end.
     pub fn switch_cable_fec(&self, switch: usize, v: &Variant) -> Option<Vec<crate::fec::Fec>> {
+        let files = port_fec::cables(&self.topology, v);
         let own = port_fec::apply(&self.topology, v);
         let t = own.as_ref().unwrap_or(&self.topology);
         let node = t
@@ -143,11 +145,16 @@ impl Scenario {
             .filter(|(_, n)| n.kind == crate::topology::NodeKind::Switch)
             .nth(switch)?
             .0;
+        let mine = |i: usize, end: usize| {
+            let c = files.iter().find(|c| c.link == i && c.result.is_none())?;
+            c.ends[end].as_ref().map(|e| e.fec)
+        };
         Some(
             t.links
                 .iter()
-                .filter(|l| l.a.idx() == node || l.b.idx() == node)
-                .map(|l| l.errors.fec.fec)
+                .enumerate()
+                .filter(|(_, l)| l.a.idx() == node || l.b.idx() == node)
+                .map(|(i, l)| mine(i, usize::from(l.a.idx() != node)).unwrap_or(l.errors.fec.fec))
                 .collect(),
         )
     }
