@@ -155,12 +155,13 @@ impl Link {
 
     /// The FEC counters of the port this cable arrives at, for a run that ended at `end` on a
     /// cable of `rate` (None without FEC or pre-FEC bit errors): the codewords of the time
-    /// it was up, 5,120 MAC bits each, idle or not (`crate::fec::BitErrors::counters`).
+    /// it was up, 5,120 MAC bits each, idle or not (`crate::fec::BitErrors::counters`),
+    /// drawn from the stream `rng` makes (made only for such a cable).
     pub fn fec_counters(
         &self,
         rate: sim_core::BitRate,
         end: Time,
-        rng: &mut SimRng,
+        rng: impl FnOnce() -> SimRng,
     ) -> Option<crate::fec::FecCounters> {
         let l = self.errors.as_deref()?;
         let fec = &l.errors.fec;
@@ -173,7 +174,7 @@ impl Link {
         let per = crate::fec::CODEWORD_MAC_BITS;
         let codewords = (up as f64 * 1e-12 * rate.0 as f64 / per) as u64;
         let under = (t.bits as f64 / per) as u64;
-        Some(fec.counters(codewords, under, t.fec_lost, rng))
+        Some(fec.counters(codewords, under, t.fec_lost, &mut rng()))
     }
 
     /// The last bit of `p` left the sender at `now`. Returns the arrival time when the link

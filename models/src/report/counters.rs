@@ -24,8 +24,8 @@ pub(super) struct Received {
 /// agree and no other draw moves (`Link::fec_counters`).
 pub(super) fn fec_counters(sim: &Sim, q: crate::ids::PortId) -> Option<crate::fec::FecCounters> {
     let p = sim.net.peer[q.idx()];
-    let mut rng = sim_core::RngStreams::new(sim.seed).stream("fec-counters", q.0 as u64);
-    sim.net.links[p.idx()].fec_counters(sim.net.ports[p.idx()].rate, sim.totals.end_time, &mut rng)
+    let rng = || sim_core::RngStreams::new(sim.seed).stream("fec-counters", q.0 as u64);
+    sim.net.links[p.idx()].fec_counters(sim.net.ports[p.idx()].rate, sim.totals.end_time, rng)
 }
 
 pub(super) fn received(sim: &Sim, q: crate::ids::PortId) -> Received {

@@ -111,19 +111,19 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// The node of switch number `switch` (switches numbered in topology order).
+    fn switch_node(&self, switch: usize) -> Option<usize> {
+        let kind = |(_, n): &(usize, &crate::topology::NodeSpec)| n.kind == crate::topology::NodeKind::Switch;
+        Some(self.topology.nodes.iter().enumerate().filter(kind).nth(switch)?.0)
+    }
+
     /// The cables of switch number `switch` (in topology order), as (rate, propagation
     /// delay) in cable order; None when there is no such switch.
     pub fn switch_cables(&self, switch: usize) -> Option<Vec<(sim_core::BitRate, sim_core::Duration)>> {
-        let t = &self.topology;
-        let node = t
-            .nodes
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| n.kind == crate::topology::NodeKind::Switch)
-            .nth(switch)?
-            .0;
+        let node = self.switch_node(switch)?;
         Some(
-            t.links
+            self.topology
+                .links
                 .iter()
                 .filter(|l| l.a.idx() == node || l.b.idx() == node)
                 .map(|l| (l.rate, l.delay))
@@ -135,26 +135,20 @@ impl Scenario {
     /// order: the scenario's, or what the switches' SONiC files set (`port_fec`); on a cable
     /// whose ends differ, the mode of this switch's end.
     pub fn switch_cable_fec(&self, switch: usize, v: &Variant) -> Option<Vec<crate::fec::Fec>> {
-        let files = port_fec::cables(&self.topology, v);
-        let own = port_fec::apply(&self.topology, v);
-        let t = own.as_ref().unwrap_or(&self.topology);
-        let node = t
-            .nodes
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| n.kind == crate::topology::NodeKind::Switch)
-            .nth(switch)?
-            .0;
-        let mine = |i: usize, end: usize| {
-            let c = files.iter().find(|c| c.link == i && c.result.is_none())?;
-            c.ends[end].as_ref().map(|e| e.fec)
-        };
+        let node = self.switch_node(switch)?;
+        let files = port_fec::cables(&self.topology, v); // in cable order
+        let links = self.topology.links.iter().enumerate();
         Some(
-            t.links
-                .iter()
-                .enumerate()
+            links
                 .filter(|(_, l)| l.a.idx() == node || l.b.idx() == node)
-                .map(|(i, l)| mine(i, usize::from(l.a.idx() != node)).unwrap_or(l.errors.fec.fec))
+                .map(|(i, l)| {
+                    let scenario = l.errors.fec.fec;
+                    let Ok(k) = files.binary_search_by_key(&i, |c| c.link) else {
+                        return scenario;
+                    };
+                    let end = files[k].ends[usize::from(l.a.idx() != node)].as_ref();
+                    files[k].result.or(end.map(|e| e.fec)).unwrap_or(scenario)
+                })
                 .collect(),
         )
     }
