@@ -81,7 +81,21 @@ pub fn run(cmd: &ExportCommand) -> Result<ExitCode> {
         .ok_or_else(|| BadInput::new(format!("{}: no switch number {index}", args.file.display())))?;
     let fec = scenario.switch_cable_fec(index, v).unwrap_or_default();
     let (sw, pfc) = v.switch_settings(index);
-    let json = models::sonic::export::export(sw, pfc, &cables, &fec, v.max_frame())
+    // SONiC's config_db has no CBFC table: a priority the run keeps lossless by credits is
+    // exported as the closest thing a box runs, a PFC priority with the headroom its cable
+    // needs, and the user is told (my decision; leaving it out would make it lossy).
+    let mut pfc = pfc.clone();
+    let credited = pfc.cbfc_mask();
+    if !credited.is_empty() {
+        let list: Vec<String> = credited.iter().map(|p| p.to_string()).collect();
+        errln!(
+            "warning: pfc.mode = \"cbfc\": priority {} run(s) CBFC, which config_db.json has no table for; exported as PFC priorities (pfc_enable, lossless profiles with the headroom each cable needs)",
+            list.join(", ")
+        );
+        pfc.mode = models::cbfc::FlowControl::Pfc;
+        pfc.cbfc.priorities = None;
+    }
+    let json = models::sonic::export::export(sw, &pfc, &cables, &fec, v.max_frame())
         .map_err(|e| BadInput::new(format!("{}: variant {}: {e}", args.file.display(), v.name)))?;
     let text = serde_json::to_string_pretty(&json)? + "\n";
     match &args.out {

@@ -51,6 +51,10 @@ pub enum FlowControl {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CbfcConfig {
+    /// The lossless priorities (of `pfc.priorities`) that run CBFC; the others keep PFC, so a
+    /// fabric can carry RoCEv2 on a paused class beside UET on a credited one. Default: all.
+    #[serde(default)]
+    pub priorities: Option<Vec<u8>>,
     /// Ingress buffer each port allocates to each lossless VC: the credits it advertises.
     #[serde(default = "default_buffer")]
     pub buffer_per_vc: Bytes,
@@ -85,6 +89,7 @@ fn default_interval() -> Duration {
 impl Default for CbfcConfig {
     fn default() -> Self {
         CbfcConfig {
+            priorities: None,
             buffer_per_vc: default_buffer(),
             credit: default_credit(),
             update_threshold: default_threshold(),
@@ -407,6 +412,7 @@ mod tests {
 
     fn cbfc(buffer: u64, threshold: u64) -> Cbfc {
         let cfg = CbfcConfig {
+            priorities: None,
             buffer_per_vc: Bytes(buffer),
             credit: Bytes(64),
             update_threshold: Bytes(threshold),

@@ -81,7 +81,8 @@ pub struct PfcConfig {
     #[serde(default)]
     pub on_deadlock: OnDeadlock,
     /// How the lossless priorities are kept lossless: "pfc" (pause frames, headroom) or
-    /// "cbfc" (Ultra Ethernet's credit-based flow control, `crate::cbfc`; no PFC frame).
+    /// "cbfc" (Ultra Ethernet's credit-based flow control, `crate::cbfc`; no PFC frame) on
+    /// `pfc.cbfc.priorities` (by default all), PFC on the others.
     #[serde(default)]
     pub mode: crate::cbfc::FlowControl,
     /// `[pfc.cbfc]`: the credit loop's settings, when `mode = "cbfc"`.
@@ -215,12 +216,34 @@ impl PfcConfig {
                     "\"cbfc\" runs on the lossless priorities: set pfc.priorities",
                 ));
             }
-            if self.watchdog_action != WatchdogAction::Off {
+            if let Some(c) = &self.cbfc.priorities {
+                if c.is_empty() {
+                    return Err(FieldError::new(
+                        "pfc.cbfc.priorities",
+                        "name at least one lossless priority (or leave it out: all of pfc.priorities)",
+                    ));
+                }
+                if let Some(p) = c.iter().find(|p| !self.priorities.contains(p)) {
+                    return Err(FieldError::new(
+                        "pfc.cbfc.priorities",
+                        format!(
+                            "priority {p} is not lossless: CBFC runs on some of pfc.priorities ({:?})",
+                            self.priorities
+                        ),
+                    ));
+                }
+            }
+            if self.watchdog_action != WatchdogAction::Off && self.pause_mask().is_empty() {
                 return Err(FieldError::new(
                     "pfc.watchdog_action",
-                    "the PFC watchdog acts on pause frames; with pfc.mode = \"cbfc\" there are none",
+                    "the PFC watchdog acts on pause frames; with pfc.mode = \"cbfc\" on every lossless priority there are none",
                 ));
             }
+        } else if self.cbfc.priorities.is_some() {
+            return Err(FieldError::new(
+                "pfc.cbfc.priorities",
+                "the priorities that run CBFC need pfc.mode = \"cbfc\"",
+            ));
         }
         Ok(())
     }
@@ -268,7 +291,10 @@ impl PfcConfig {
             return Ok(());
         }
         if self.is_cbfc() {
-            return self.cbfc.validate(max_frame);
+            self.cbfc.validate(max_frame)?;
+        }
+        if self.pause_mask().is_empty() {
+            return Ok(());
         }
         let frame = slowest.tx_time(on_wire(PFC_FRAME));
         if let Some(r) = self.refresh.filter(|&r| r < frame) {
@@ -310,15 +336,32 @@ impl PfcConfig {
         ))
     }
 
-    /// Whether the lossless priorities run CBFC rather than PFC.
+    /// Whether some lossless priorities run CBFC rather than PFC.
     #[inline]
     pub fn is_cbfc(&self) -> bool {
-        self.mode == crate::cbfc::FlowControl::Cbfc && !self.priorities.is_empty()
+        !self.cbfc_mask().is_empty()
     }
 
     /// The lossless priorities.
     pub fn mask(&self) -> PrioMask {
         self.priorities.iter().copied().collect()
+    }
+
+    /// The lossless priorities that run CBFC (`pfc.mode = "cbfc"`: `pfc.cbfc.priorities`, by
+    /// default all of them).
+    pub fn cbfc_mask(&self) -> PrioMask {
+        if self.mode != crate::cbfc::FlowControl::Cbfc {
+            return PrioMask::EMPTY;
+        }
+        match &self.cbfc.priorities {
+            Some(p) => p.iter().copied().collect::<PrioMask>() & self.mask(),
+            None => self.mask(),
+        }
+    }
+
+    /// The lossless priorities PFC keeps lossless: pause frames, headroom.
+    pub fn pause_mask(&self) -> PrioMask {
+        self.mask() & !self.cbfc_mask()
     }
 
     /// How long `quanta` pause a port of `rate`.

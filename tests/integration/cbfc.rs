@@ -187,6 +187,91 @@ fn cbfc_settings_that_cannot_work_are_refused_naming_the_key() {
     assert!(e.contains("pfc.watchdog_action"), "{e}");
     let e = err(&base("[pfc.cbfc]\nupdate_interval = \"0ns\""));
     assert!(e.contains("pfc.cbfc.update_interval"), "{e}");
+    // CBFC on a priority that is not lossless, or on none, or without mode = "cbfc".
+    let e = err(&base("[pfc.cbfc]\npriorities = [2]"));
+    assert!(
+        e.contains("pfc.cbfc.priorities") && e.contains("priority 2 is not lossless"),
+        "{e}"
+    );
+    let e = err(&base("[pfc.cbfc]\npriorities = []"));
+    assert!(e.contains("pfc.cbfc.priorities"), "{e}");
+    let e = err(&base("[pfc.cbfc]\npriorities = [3]").replace("mode = \"cbfc\"", ""));
+    assert!(e.contains("pfc.cbfc.priorities") && e.contains("pfc.mode"), "{e}");
+    // The watchdog has pause frames to act on when PFC keeps another priority lossless.
+    let mixed = base("[pfc.cbfc]\npriorities = [3]").replacen(
+        "priorities = [3]\n",
+        "priorities = [3, 4]\nwatchdog_action = \"drop\"\n",
+        1,
+    );
+    models::scenario::parse(&mixed, "t.toml", "t", &Default::default()).expect("PFC on 4, CBFC on 3");
+}
+
+#[test]
+fn cbfc_on_one_lossless_priority_and_pfc_on_another_each_keep_their_own_class() {
+    // 4 senders into one 100 Gb/s receiver through one switch: two on priority 3 (PFC), two on
+    // priority 2 (CBFC, 64 KiB per VC). Nothing drops. Only priority 3 sends pause frames and
+    // fills headroom; priority 2 has no headroom reserved, none used, and at most its 15
+    // frames of credit (975 credits of 64 B) in any ingress; no CBFC counter names 3.
+    let mut toml = String::from(
+        r#"
+        [topology]
+        kind = "star"
+        hosts = 5
+        host_link = { rate = "100Gbps", delay = "100ns" }
+        [switch]
+        buffer = "1MB"
+        [pfc]
+        priorities = [2, 3]
+        mode = "cbfc"
+        [pfc.cbfc]
+        priorities = [2]
+        buffer_per_vc = "64KiB"
+        "#,
+    );
+    for (h, prio) in [(0, 3), (1, 3), (2, 2), (3, 2)] {
+        toml += &format!("[[flow]]\nsrc = \"h{h}\"\ndst = \"h4\"\nsize = \"2MB\"\nprio = {prio}\n");
+    }
+    let (sim, r) = run_sim(&toml);
+    assert_eq!((r.summary.drops, r.summary.flows_completed), (0, 4));
+    let sum = |name: &str| -> u64 {
+        r.counters
+            .iter()
+            .filter(|c| &*c.counter == name)
+            .map(|c| c.value)
+            .sum()
+    };
+    assert!(sum("tx_prio3_pause") > 0, "PFC holds priority 3 back");
+    assert_eq!(
+        sum("tx_prio2_pause") + sum("rx_prio2_pause"),
+        0,
+        "no pause on the CBFC class"
+    );
+    assert!(r.counters.iter().all(|c| !c.counter.starts_with("cbfc_prio3")));
+    let c = r.summary.cbfc.as_ref().expect("cbfc totals");
+    assert!(c.stalls > 0, "the CBFC senders wait for credit");
+    assert_eq!(c.peak_held_bytes, 1024 / FRAME_CREDITS * FRAME_CREDITS * 64);
+    let mmu = &sim.switches[0].mmu;
+    let (mut pfc_headroom, mut cbfc_headroom) = (0, 0);
+    for port in 0..5 {
+        pfc_headroom = pfc_headroom.max(mmu.pg_watermarks(port, 3).1);
+        cbfc_headroom = cbfc_headroom.max(mmu.pg_watermarks(port, 2).1);
+    }
+    assert_eq!(cbfc_headroom, 0, "a credited PG never takes headroom");
+    assert!(
+        pfc_headroom > 0,
+        "the paused PG absorbs what its cable delivers after XOFF"
+    );
+    // The shared pool is larger than with PFC on both by exactly one PG's headroom per port.
+    let both = scenario(
+        &toml
+            .replace("mode = \"cbfc\"", "")
+            .replace("[pfc.cbfc]\n        priorities = [2]", "[pfc.cbfc]"),
+    );
+    let pfc_only = Sim::new(&both, &both.variants[0]);
+    let m2 = &pfc_only.switches[0].mmu;
+    let one_pg: u64 = (0..5).map(|p| m2.headroom_of(p)).sum();
+    assert!(one_pg > 0);
+    assert_eq!(mmu.shared_pool_bytes(), m2.shared_pool_bytes() + one_pg);
 }
 
 #[test]

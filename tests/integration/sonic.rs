@@ -344,3 +344,35 @@ fn sonic_counters_carry_the_boxs_own_port_names_matched_by_speed() {
         ports[0].problem
     );
 }
+
+#[test]
+fn a_cbfc_priority_is_exported_as_a_pfc_one_with_its_headroom_and_the_user_is_told() {
+    // config_db.json has no CBFC table. pfc-vs-cbfc.toml's cbfc variant keeps priority 3
+    // lossless by credits; its export must keep it lossless on a box (pfc_enable 3, a lossless
+    // profile whose xoff is the headroom the cable needs, as the pfc variant's export has)
+    // and say so on stderr.
+    let s = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/pfc-vs-cbfc.toml");
+    let export = |variant: &str| {
+        let o = sim(&["export", "sonic", s.to_str().unwrap(), "--variant", variant]);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (json, String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let (cbfc, warning) = export("cbfc");
+    let (pfc, quiet) = export("pfc");
+    assert!(
+        warning.contains("priority 3") && warning.contains("CBFC"),
+        "{warning}"
+    );
+    assert!(!quiet.contains("CBFC"), "{quiet}");
+    assert_eq!(cbfc["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"], "3");
+    assert_eq!(cbfc["BUFFER_PROFILE"], pfc["BUFFER_PROFILE"]);
+    let xoff = |j: &serde_json::Value| -> Vec<u64> {
+        let profiles = j["BUFFER_PROFILE"].as_object().unwrap();
+        profiles
+            .values()
+            .filter_map(|p| p.get("xoff")?.as_str()?.parse().ok())
+            .collect()
+    };
+    assert!(xoff(&cbfc).iter().all(|&x| x > 0) && !xoff(&cbfc).is_empty());
+}

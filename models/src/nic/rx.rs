@@ -136,7 +136,7 @@ pub fn build(
     for &h in &t.hosts {
         let mut bufs = Vec::new();
         for l in &cables[h.idx()] {
-            let headroom = if pfc.mask().is_empty() {
+            let headroom = if pfc.pause_mask().is_empty() {
                 0
             } else {
                 crate::pfc::PfcConfig::headroom_needed(

@@ -141,7 +141,7 @@ impl<'a> Sim<'a> {
             .any(|(_, p)| p.watchdog_action != crate::pfc::WatchdogAction::Off);
         let wd = crate::pfc_wd::PfcWd::new(watchdog, net.ports.len());
         let cbfc = if variant.pfc.is_cbfc() {
-            crate::cbfc::Cbfc::new(&variant.pfc.cbfc, variant.pfc.mask(), net.ports.len())
+            crate::cbfc::Cbfc::new(&variant.pfc.cbfc, variant.pfc.cbfc_mask(), net.ports.len())
         } else {
             crate::cbfc::Cbfc::default()
         };

@@ -156,7 +156,7 @@ impl Sim<'_> {
                 if !rx.drain.is_busy() {
                     self.start_rx(q);
                 }
-                if xoff && !self.cbfc.on() && !self.net.ports[q.idx()].xoff.mask.contains(prio) {
+                if xoff && !self.cbfc.is_vc(prio) && !self.net.ports[q.idx()].xoff.mask.contains(prio) {
                     self.xoff(q, prio);
                 }
             }
@@ -176,7 +176,8 @@ impl Sim<'_> {
     pub(super) fn on_rx_done(&mut self, q: PortId) {
         let Some(rx) = &mut self.rx[q.idx()] else { return };
         let pkt = rx.drain.end_tx();
-        let resume = rx.may_resume() && !self.cbfc.on();
+        // Only PFC's priorities pause (a CBFC one never does).
+        let resume = rx.may_resume();
         let Role::Host(h) = self.net.roles[self.net.port_node[q.idx()].idx()] else {
             return;
         };

@@ -30,7 +30,8 @@ impl Sim<'_> {
 
     /// True when switch egress `q` is watched on `prio`.
     fn watched(&self, q: PortId, prio: u8) -> bool {
-        self.wd.watches(self.wd_action(q), self.variant.pfc.mask(), prio)
+        self.wd
+            .watches(self.wd_action(q), self.variant.pfc.pause_mask(), prio)
     }
 
     /// A PFC frame for `pkt.prio` reached switch port `q`. Returns true when the watchdog

@@ -35,8 +35,9 @@ pub fn port_headroom(
     let delay = cable + sw.latency;
     let needed =
         crate::pfc::PfcConfig::headroom_needed(rate, delay, max_frame, pfc.response_time(rate), cell);
-    // CBFC never sends without room: nothing arrives after a decision to stop.
-    if pfc.is_cbfc() {
+    // CBFC never sends without room: nothing arrives after a decision to stop. Only the
+    // priorities PFC keeps lossless need headroom.
+    if pfc.is_cbfc() && pfc.pause_mask().is_empty() {
         return (0, 0);
     }
     let h = if pfc.mask().is_empty() {
@@ -71,7 +72,7 @@ pub fn build_buffers<'a>(
         let (sw, pfc) = of(out.len());
         let lossless = pfc.mask();
         let mut params = sw.mmu_params(lossless, pfc.xoff.map(|b| b.0), pfc.xon_offset.map(|b| b.0));
-        params.credit_flow = pfc.is_cbfc();
+        params.credit_flow = pfc.cbfc_mask();
         let (mut headroom, mut adequate) = (Vec::new(), Vec::new());
         for &(rate, cable) in &per_node[n] {
             let (h, needed) = port_headroom(sw, pfc, params.cell, rate, cable, max_frame);

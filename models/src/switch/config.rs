@@ -321,7 +321,7 @@ impl SwitchConfig {
             xon_offset: xon_offset.unwrap_or(p.xon_offset),
             shared_pool: self.shared_pool.map(|b| b.0),
             headroom_pool: self.headroom_pool.map(|b| b.0),
-            credit_flow: false,
+            credit_flow: crate::prio::PrioMask::EMPTY,
         }
     }
 

@@ -82,10 +82,10 @@ pub struct MmuParams {
     pub shared_pool: Option<u64>,
     /// A shared headroom pool: lossless PGs take headroom from it rather than reserving it.
     pub headroom_pool: Option<u64>,
-    /// The lossless PGs are credit-flow-controlled (`crate::cbfc`): the sender never sends
-    /// beyond the PG's allocation, so a PG takes shared cells while the pool has them, with
-    /// no XOFF threshold.
-    pub credit_flow: bool,
+    /// The lossless PGs that are credit-flow-controlled (`crate::cbfc`): the sender never
+    /// sends beyond such a PG's allocation, so it takes shared cells while the pool has them,
+    /// with no XOFF threshold and no headroom. The other lossless PGs run PFC.
+    pub credit_flow: PrioMask,
 }
 
 #[derive(Debug, Clone)]
@@ -96,7 +96,7 @@ pub struct Mmu {
     pg_min: u32,
     queue_min: u32,
     lossless: PrioMask,
-    credit_flow: bool,
+    credit_flow: PrioMask,
     xoff: Option<u32>,
     xon_offset: u32,
     slice_of: Vec<u8>,
@@ -111,22 +111,24 @@ pub struct Mmu {
 }
 
 impl Mmu {
-    /// Lay out the buffer for a switch whose ports get `headroom[i]` bytes per lossless PG.
-    /// Fails (with the shortfall) when what is reserved, with the shared pool if it is given,
-    /// exceeds the buffer.
+    /// Lay out the buffer for a switch whose ports get `headroom[i]` bytes per paused
+    /// lossless PG. Fails (with the shortfall) when what is reserved, with the shared pool if
+    /// it is given, exceeds the buffer.
     pub fn new(p: &MmuParams, headroom: &[u64]) -> Result<Mmu, String> {
         let ports = headroom.len();
         let cells = |b: u64| b.div_ceil(p.cell as u64);
         let slices = p.slices.max(1) as usize;
         let slice_of: Vec<u8> = (0..ports).map(|i| (i * slices / ports.max(1)) as u8).collect();
         let lossless = p.lossless.len() as u64;
+        // Only a paused PG needs headroom: a credited one never receives beyond its credit.
+        let paused = (p.lossless & !p.credit_flow).len() as u64;
         let per_slice = |b: u64| cells(b) / slices as u64;
         // Cells each slice holds outside its shared pool: minimums, and headroom.
         let mut reserved = vec![p.headroom_pool.map_or(0, per_slice); slices];
         for (i, &h) in headroom.iter().enumerate() {
             let own = if p.headroom_pool.is_some() { 0 } else { cells(h) };
             reserved[slice_of[i] as usize] +=
-                lossless * (own + cells(p.pg_min)) + (8 - lossless) * cells(p.queue_min);
+                paused * own + lossless * cells(p.pg_min) + (8 - lossless) * cells(p.queue_min);
         }
         let buffer = per_slice(p.buffer);
         let mut shared_size = Vec::with_capacity(slices);
@@ -245,14 +247,15 @@ impl Mmu {
                 self.pg[inp][p].min += c;
                 return Ok(Charge::PgMin);
             }
-            if fits_pool && (self.credit_flow || (pg.shared as f64) < self.pg_threshold(slice)) {
+            let credited = self.credit_flow.contains(prio);
+            if fits_pool && (credited || (pg.shared as f64) < self.pg_threshold(slice)) {
                 let g = &mut self.pg[inp][p];
                 g.shared += c;
                 g.peak_shared = g.peak_shared.max(g.shared);
                 self.shared_used[slice] += c as u64;
                 return Ok(Charge::Shared);
             }
-            if pg.headroom + c <= self.headroom[inp] && self.take_headroom(slice, c) {
+            if !credited && pg.headroom + c <= self.headroom[inp] && self.take_headroom(slice, c) {
                 let g = &mut self.pg[inp][p];
                 g.headroom += c;
                 g.peak_headroom = g.peak_headroom.max(g.headroom);
@@ -326,7 +329,7 @@ impl Mmu {
 
     /// A lossless PG that must be in XOFF: in its headroom, or at its shared threshold.
     pub fn wants_xoff(&self, inp: usize, prio: u8) -> bool {
-        if self.credit_flow {
+        if self.credit_flow.contains(prio) {
             return false; // CBFC: no pause frames
         }
         let pg = self.pg[inp][prio as usize];
@@ -429,7 +432,7 @@ mod tests {
             xon_offset: 0,
             shared_pool: None,
             headroom_pool: None,
-            credit_flow: false,
+            credit_flow: PrioMask::EMPTY,
         }
     }
 
@@ -442,11 +445,36 @@ mod tests {
         let mut m = Mmu::new(&pfc, &[0, 0]).unwrap();
         assert_eq!(fill(&mut m, 0, 1, 3).len(), 500);
         let cbfc = MmuParams {
-            credit_flow: true,
+            credit_flow: PrioMask::of(3),
             ..params(1 << 3)
         };
         let mut m = Mmu::new(&cbfc, &[0, 0]).unwrap();
         assert_eq!(fill(&mut m, 0, 1, 3).len(), 1000);
+    }
+
+    #[test]
+    fn a_credited_pg_beside_a_paused_one_reserves_no_headroom_and_never_pauses() {
+        // Lossless 2 (CBFC) and 3 (PFC), 10,000 B (100 cells) of headroom per port, 2 ports:
+        // only PG 3 reserves it, so the pool is 10,000 - 2 x 100 = 9,800 cells (9,600 if both
+        // paused). PG 3 takes shared cells up to alpha = 1's threshold (half the free pool:
+        // 4,900 cells, 490 frames of 10), then its 100 cells of headroom (10 frames), and wants
+        // XOFF; PG 2 takes the whole pool (980 frames), never headroom, never XOFF.
+        let mixed = MmuParams {
+            credit_flow: PrioMask::of(2),
+            ..params(1 << 2 | 1 << 3)
+        };
+        let m = Mmu::new(&mixed, &[10_000, 10_000]).unwrap();
+        assert_eq!(m.shared_pool_bytes(), 980_000);
+        let mut pfc = m.clone();
+        let charges = fill(&mut pfc, 0, 1, 3);
+        assert_eq!(charges.len(), 500);
+        assert_eq!(charges.iter().filter(|&&c| c == Charge::Headroom).count(), 10);
+        assert!(pfc.wants_xoff(0, 3));
+        let mut cbfc = m;
+        let charges = fill(&mut cbfc, 0, 1, 2);
+        assert_eq!(charges.len(), 980);
+        assert!(charges.iter().all(|&c| c == Charge::Shared));
+        assert!(!cbfc.wants_xoff(0, 2));
     }
 
     #[test]

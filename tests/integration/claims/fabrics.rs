@@ -355,6 +355,39 @@ fn mixed_fabric() {
         6.0 * MS,
         0.05,
     );
+    // uet-cbfc: "no trim and no retransmission (mixed-dwrr: 3 of each) and no PFC frame; the
+    // UET senders wait for credit instead (about 5,000 stalls ...). The all-to-all about 2.6
+    // ms, the all-reduce about 6.3 ms ... CBFC costs the RoCEv2 tenant about 3 %".
+    let v = "uet-cbfc";
+    for key in ["trimmed", "retransmitted_packets", "pfc_pause_frames"] {
+        r.exactly(&format!("{v}: {key} 0"), r.num(v, key), 0.0);
+        let dwrr = if key == "pfc_pause_frames" { 0.0 } else { 3.0 };
+        r.exactly(&format!("mixed-dwrr: {key}"), r.num("mixed-dwrr", key), dwrr);
+    }
+    r.about(
+        "uet-cbfc: about 5,000 credit stalls",
+        r.num(v, "cbfc.stalls"),
+        5000.0,
+        0.05,
+    );
+    r.about(
+        "uet-cbfc: the all-to-all about 2.6 ms",
+        time(v, b),
+        2.6 * MS,
+        0.05,
+    );
+    r.about(
+        "uet-cbfc: the all-reduce about 6.3 ms",
+        time(v, a),
+        6.3 * MS,
+        0.05,
+    );
+    r.about(
+        "uet-cbfc: the all-reduce about 3 % slower than mixed-dwrr's",
+        time(v, a) / time("mixed-dwrr", a),
+        1.03,
+        0.005,
+    );
 }
 
 #[test]
