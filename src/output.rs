@@ -162,12 +162,12 @@ pub fn write_results(
     let mut counters = csv::Writer::from_writer(Vec::new());
     counters.write_record(["variant", "node", "port", "counter", "value"])?;
     for r in reports {
-        for c in &r.counters {
+        for c in r.counters.iter() {
             counters.write_record([
                 r.summary.name.as_str(),
-                &c.node,
-                &c.port,
-                &c.counter,
+                c.node,
+                c.port,
+                c.counter,
                 &c.value.to_string(),
             ])?;
         }

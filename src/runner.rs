@@ -207,6 +207,7 @@ pub fn simulate(
                 multi.suspend(|| errln!("note: {label} runs on one thread: {why}"));
             }
             let wall = t0.elapsed().as_secs_f64();
+            sim.shed();
             let report = VariantReport::new(&sim, wall);
             // A finished variant keeps its line, with what it came to.
             let s = &report.summary;

@@ -265,10 +265,10 @@ pub fn ecmp_balance(path: &Path, run: &Run) -> Result<Outcome> {
             .report
             .counters
             .iter()
-            .filter(|c| &*c.counter == "tx_bytes")
+            .filter(|c| c.counter == "tx_bytes")
             .filter_map(|c| {
                 let peer = c.port.strip_prefix("to-")?.split('#').next()?;
-                let (a, b) = (tier.get(&*c.node)?, tier.get(peer)?);
+                let (a, b) = (tier.get(c.node)?, tier.get(peer)?);
                 (*b == a + 1 && *a >= 1 && switch(peer))
                     .then(|| (c.node.to_string(), c.port.to_string(), c.value))
             })

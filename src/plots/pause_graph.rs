@@ -21,8 +21,8 @@ type Paused = BTreeMap<(String, String), f64>;
 /// The pause time of every cable of `d` that was paused.
 fn paused(d: &VariantData) -> Paused {
     let mut m = BTreeMap::new();
-    for c in &d.report.counters {
-        let (counter, port) = (&*c.counter, &*c.port);
+    for c in d.report.counters.iter() {
+        let (counter, port) = (c.counter, c.port);
         if !(counter.starts_with("tx_prio") && counter.ends_with("_pause_duration")) || c.value == 0 {
             continue;
         }

@@ -236,7 +236,7 @@ fn cbfc_on_one_lossless_priority_and_pfc_on_another_each_keep_their_own_class() 
     let sum = |name: &str| -> u64 {
         r.counters
             .iter()
-            .filter(|c| &*c.counter == name)
+            .filter(|c| c.counter == name)
             .map(|c| c.value)
             .sum()
     };

@@ -192,7 +192,7 @@ fn ecmp_spreads_a_permutation_over_all_spines() {
         let bytes: u64 = r[0]
             .counters
             .iter()
-            .filter(|c| *c.node == format!("spine{spine}") && &*c.counter == "tx_bytes")
+            .filter(|c| *c.node == format!("spine{spine}") && c.counter == "tx_bytes")
             .map(|c| c.value)
             .sum();
         assert!(bytes > 0, "spine{spine} carried nothing");

@@ -284,7 +284,7 @@ fn uplinks_used(channels: u32, qps: u32) -> usize {
         .filter(|c| {
             c.node.starts_with("leaf")
                 && c.port.contains("spine")
-                && &*c.counter == "tx_bytes"
+                && c.counter == "tx_bytes"
                 && c.value > DATA
         })
         .map(|c| format!("{} {}", c.node, c.port))

@@ -119,7 +119,7 @@ pub fn assert_close(got: f64, expected: f64, tol_abs: f64, tol_rel: f64, what: &
 pub fn counter(r: &models::report::VariantReport, node: &str, port: &str, name: &str) -> u64 {
     r.counters
         .iter()
-        .find(|c| &*c.node == node && &*c.port == port && &*c.counter == name)
+        .find(|c| c.node == node && c.port == port && c.counter == name)
         .map_or(0, |c| c.value)
 }
 

@@ -105,7 +105,7 @@ fn pfc_pauses_only_the_rocev2_class_and_trimming_cuts_only_uet() {
     let sum = |name: &str| -> u64 {
         r.counters
             .iter()
-            .filter(|c| &*c.counter == name)
+            .filter(|c| c.counter == name)
             .map(|c| c.value)
             .sum()
     };

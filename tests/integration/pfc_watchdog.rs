@@ -235,7 +235,7 @@ fn one_storm_is_one_storm_in_the_summary_the_port_counters_and_show_pfcwd_stats(
         let counted: u64 = r
             .counters
             .iter()
-            .filter(|c| &*c.counter == "pfc_storm_detected")
+            .filter(|c| c.counter == "pfc_storm_detected")
             .map(|c| c.value)
             .sum();
         assert_eq!(r.summary.pfc_storms, counted, "{v}");

@@ -47,9 +47,9 @@ fn per_flow_ecmp_idles_about_one_in_e_uplinks_and_spraying_uses_them_all() {
         idle += (0..n)
             .filter(|s| {
                 r.counters.iter().any(|c| {
-                    &*c.node == "leaf0"
+                    c.node == "leaf0"
                         && *c.port == format!("to-spine{s}")
-                        && &*c.counter == "tx_bytes"
+                        && c.counter == "tx_bytes"
                         && c.value == 0
                 })
             })

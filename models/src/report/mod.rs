@@ -7,12 +7,12 @@ pub use flows::{FlowStatus, Unfinished, Why};
 mod invariants;
 pub mod jobs;
 mod sonic;
+pub use counters::{Counter, Counters};
 pub use sonic::SonicRow;
 
 use crate::drop::DropReason;
 use crate::sim::{Sim, StopReason};
 use serde::Serialize;
-use std::sync::Arc;
 
 /// One row of `flows.csv`.
 #[derive(Debug, Clone, Serialize)]
@@ -45,16 +45,6 @@ pub struct FlowRecord {
     pub uplinks: String,
     /// `completed`, or `unfinished: <reason>`.
     pub status: FlowStatus,
-}
-
-/// One row of `counters.csv`. Names are shared between rows (a large fabric has some
-/// 100 k rows naming a few thousand nodes and ports and a few dozen counters).
-#[derive(Debug, Clone)]
-pub struct CounterRow {
-    pub node: Arc<str>,
-    pub port: Arc<str>,
-    pub counter: Arc<str>,
-    pub value: u64,
 }
 
 /// A PFC storm: egress `port` held paused without a break for `pfc.watchdog` or longer
@@ -270,7 +260,7 @@ impl SonicRecord {
 pub struct VariantReport {
     pub summary: VariantSummary,
     pub flows: Vec<FlowRecord>,
-    pub counters: Vec<CounterRow>,
+    pub counters: Counters,
     /// `sonic_counters.csv`'s rows (only when the variant asks for them).
     pub sonic: Vec<SonicRow>,
 }

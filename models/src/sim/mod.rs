@@ -520,6 +520,17 @@ impl Sim<'_> {
         refs.len()
     }
 
+    /// After the run, before the report: give back the packet slab when no frame is left in
+    /// it, and the pending events, neither of which the report reads. Its rows then reuse
+    /// that memory instead of adding to the run's peak (at 65,536 hosts the slab grew to
+    /// 537 MB and the event queue to about 150 MB).
+    pub fn shed(&mut self) {
+        if self.net.pool.is_empty() {
+            self.net.pool = crate::pool::PacketPool::default();
+        }
+        self.queue = EventQueue::new();
+    }
+
     /// LLR ordered sets queued or on the wire (in the packet pool, but not packets).
     pub fn llr_ctl_in_fabric(&self) -> u64 {
         self.in_fabric().filter(|p| p.kind == Kind::LlrCtl).count() as u64

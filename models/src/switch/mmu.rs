@@ -113,7 +113,8 @@ pub struct Mmu {
 impl Mmu {
     /// Lay out the buffer for a switch whose ports get `headroom[i]` bytes per paused
     /// lossless PG. Fails (with the shortfall) when what is reserved, with the shared pool if
-    /// it is given, exceeds the buffer.
+    /// it is given, exceeds the buffer. A layout admits nothing until [`Mmu::fresh`] starts
+    /// its accounting.
     pub fn new(p: &MmuParams, headroom: &[u64]) -> Result<Mmu, String> {
         let ports = headroom.len();
         let cells = |b: u64| b.div_ceil(p.cell as u64);
@@ -161,11 +162,30 @@ impl Mmu {
             shared_used: vec![0; slices],
             shared_size,
             slice_of,
-            pg: vec![[PgAcct::default(); 8]; ports],
-            queue: vec![[QueueAcct::default(); 8]; ports],
+            pg: Vec::new(),
+            queue: Vec::new(),
             headroom: headroom.iter().map(|&h| cells(h) as u32).collect(),
             headroom_pool: p.headroom_pool.map(|h| vec![(per_slice(h), 0); slices]),
         })
+    }
+
+    /// This layout with its accounting started: every PG and queue empty. A layout (what
+    /// [`Mmu::new`] gives, and what a variant keeps for each switch) holds no per-port
+    /// accounting, so the copy each run makes is the only one (at 65,536 hosts, 83 MB).
+    pub fn fresh(&self) -> Mmu {
+        let ports = self.headroom.len();
+        Mmu {
+            pg: vec![[PgAcct::default(); 8]; ports],
+            queue: vec![[QueueAcct::default(); 8]; ports],
+            ..self.clone()
+        }
+    }
+
+    /// Drop the accounting, keeping the layout: a switch another thread's partition runs
+    /// (`crate::sim::parallel`) is never admitted to here, and its state comes from there.
+    pub fn forget(&mut self) {
+        self.pg = Vec::new();
+        self.queue = Vec::new();
     }
 
     /// The headroom one lossless class holds across the switch's ports, bytes (reserved per
@@ -442,13 +462,13 @@ mod tests {
         // headroom, a PFC PG drops past alpha / (1 + alpha) of the pool (5000 cells: 500
         // frames of 10), a credit-flow PG keeps taking cells while the pool has them (1000).
         let pfc = params(1 << 3);
-        let mut m = Mmu::new(&pfc, &[0, 0]).unwrap();
+        let mut m = Mmu::new(&pfc, &[0, 0]).unwrap().fresh();
         assert_eq!(fill(&mut m, 0, 1, 3).len(), 500);
         let cbfc = MmuParams {
             credit_flow: PrioMask::of(3),
             ..params(1 << 3)
         };
-        let mut m = Mmu::new(&cbfc, &[0, 0]).unwrap();
+        let mut m = Mmu::new(&cbfc, &[0, 0]).unwrap().fresh();
         assert_eq!(fill(&mut m, 0, 1, 3).len(), 1000);
     }
 
@@ -463,7 +483,7 @@ mod tests {
             credit_flow: PrioMask::of(2),
             ..params(1 << 2 | 1 << 3)
         };
-        let m = Mmu::new(&mixed, &[10_000, 10_000]).unwrap();
+        let m = Mmu::new(&mixed, &[10_000, 10_000]).unwrap().fresh();
         assert_eq!(m.shared_pool_bytes(), 980_000);
         let mut pfc = m.clone();
         let charges = fill(&mut pfc, 0, 1, 3);
@@ -480,7 +500,7 @@ mod tests {
     #[test]
     fn one_congested_lossy_queue_takes_alpha_over_one_plus_alpha() {
         // alpha = 1, S = 1: the queue settles at B / 2.
-        let mut m = Mmu::new(&params(0), &[0, 0]).unwrap();
+        let mut m = Mmu::new(&params(0), &[0, 0]).unwrap().fresh();
         let mut admitted = 0;
         while m.admit(0, 1, 0, 1000).is_ok() {
             admitted += 1;
@@ -490,7 +510,7 @@ mod tests {
 
     #[test]
     fn lossless_pg_spills_into_headroom_then_drops() {
-        let mut m = Mmu::new(&params(1 << 3), &[5_000, 0]).unwrap();
+        let mut m = Mmu::new(&params(1 << 3), &[5_000, 0]).unwrap().fresh();
         let mut charges = Vec::new();
         loop {
             match m.admit(0, 1, 3, 1000) {
@@ -533,12 +553,12 @@ mod tests {
             shared_pool: Some(500_000),
             ..params(1 << 3)
         };
-        let mut m = Mmu::new(&p, &[5_000, 5_000]).unwrap();
+        let mut m = Mmu::new(&p, &[5_000, 5_000]).unwrap().fresh();
         assert_eq!(m.shared_pool_bytes(), 500_000);
         let c = fill(&mut m, 0, 1, 3);
         assert_eq!(c.iter().filter(|&&c| c == Charge::Shared).count(), 250);
         // Without it, the pool is the buffer less both ports' headroom for priority 3.
-        let m = Mmu::new(&params(1 << 3), &[5_000, 5_000]).unwrap();
+        let m = Mmu::new(&params(1 << 3), &[5_000, 5_000]).unwrap().fresh();
         assert_eq!(m.shared_pool_bytes(), 1_000_000 - 2 * 5_000);
     }
 
@@ -551,7 +571,7 @@ mod tests {
             headroom_pool: Some(6_000),
             ..params(1 << 3)
         };
-        let mut m = Mmu::new(&p, &[5_000, 5_000, 0]).unwrap();
+        let mut m = Mmu::new(&p, &[5_000, 5_000, 0]).unwrap().fresh();
         let headroom = |c: &[Charge]| c.iter().filter(|&&c| c == Charge::Headroom).count();
         let first = fill(&mut m, 0, 2, 3);
         assert_eq!(headroom(&first), 5);
@@ -566,7 +586,7 @@ mod tests {
             "the first PG's headroom is back in the pool"
         );
         // The pool, not each PG's headroom, is what the shared part is short of.
-        let m = Mmu::new(&p, &[5_000, 5_000, 0]).unwrap();
+        let m = Mmu::new(&p, &[5_000, 5_000, 0]).unwrap().fresh();
         assert_eq!(m.shared_pool_bytes(), 1_000_000 - 6_000);
     }
 

@@ -101,7 +101,7 @@ impl Switch {
             id,
             node,
             first: first.0,
-            mmu: layout.mmu.clone(),
+            mmu: layout.mmu.fresh(),
             headroom_adequate: layout.headroom_adequate.clone(),
             edge_host,
             dscp: None,
