@@ -260,3 +260,65 @@ fn a_cut_cable_flushes_its_buffers_once_and_loses_only_what_the_cut_took() {
         assert!(r.flows.iter().all(|f| f.fct_ns.is_some()), "{}", s.name);
     }
 }
+
+/// A 3 m DAC at 100G with LLR keeping its buffers `pcs_lost` across a cut from 20 us to
+/// `until`, under one 2 MB flow (and CBFC on its class when `cbfc`).
+fn cut(pcs_lost: &str, until: &str, cbfc: bool) -> String {
+    let link =
+        format!("{{ rate = \"100Gbps\", cable = \"3m\", llr = {{ pcs_lost_timeout = \"{pcs_lost}\" }} }}");
+    let mut toml = dac(&link, "2MB", "uet");
+    toml +=
+        &format!("[[fault]]\nlink = [\"h0\", \"h1\"]\nkind = \"down\"\nat = \"20us\"\nuntil = \"{until}\"\n");
+    if cbfc {
+        toml = toml.replace("[run]", "[pfc]\npriorities = [3]\nmode = \"cbfc\"\n[run]");
+    }
+    toml
+}
+
+#[test]
+fn a_cable_back_within_pcs_lost_timeout_is_replayed_and_the_transport_sees_no_loss() {
+    // SONiC's LLR profile sample for 400G on 3 m keeps the buffer 50 us (pcs_lost_timeout);
+    // SAI flushes when the PCS stays down longer. Down for 10 us: both directions' buffers
+    // are kept and replayed when the cable is back, so nothing is lost end to end (no data
+    // drop, no retransmission) and no buffer is flushed; with CBFC the replayed frames take their
+    // credits once. Down for 100 us: the sender flushes at 70 us, what it held is lost, and
+    // the transport recovers it end to end.
+    for cbfc in [false, true] {
+        let r = &run(&cut("50us", "30us", cbfc))[0];
+        let s = &r.summary;
+        assert_eq!(s.flows_completed, 1);
+        // Nothing lost but credit updates the cut took (unnumbered; a later one repairs them).
+        let updates_lost = s
+            .cbfc
+            .as_ref()
+            .map_or(0, |c| c.update_frames_tx - c.update_frames_rx);
+        assert_eq!(
+            (s.drops, s.retransmitted_packets),
+            (updates_lost, 0),
+            "cbfc {cbfc}: {:?}",
+            s.drops_by_reason
+        );
+        assert_eq!(counter(r, "h0", "to-h1", "llr_tx_flush"), 0);
+        assert!(
+            counter(r, "h0", "to-h1", "llr_tx_replay") >= 1,
+            "the kept buffer is replayed"
+        );
+        // ... as the cable comes back, before any new frame could show the receiver a gap.
+        assert_eq!(counter(r, "h0", "to-h1", "llr_rx_nack_ctl_os"), 0);
+        if let Some(c) = &s.cbfc {
+            assert_eq!(c.credits_granted, c.credits_consumed, "{c:?}");
+        }
+        let r = &run(&cut("50us", "120us", cbfc))[0];
+        let s = &r.summary;
+        assert_eq!(s.flows_completed, 1);
+        assert_eq!(counter(r, "h0", "to-h1", "llr_tx_flush"), 1, "cbfc {cbfc}");
+        assert!(s.drops_by_reason["link_down"] > 0 && s.retransmitted_packets > 0);
+        if let Some(c) = &s.cbfc {
+            assert_eq!(c.credits_granted, c.credits_consumed, "{c:?}");
+        }
+    }
+    // Without pcs_lost_timeout (SAI's default 0) the cut flushes at once, as before.
+    let r = &run(&cut("0ns", "30us", false))[0];
+    assert_eq!(counter(r, "h0", "to-h1", "llr_tx_flush"), 1);
+    assert!(r.summary.retransmitted_packets > 0);
+}

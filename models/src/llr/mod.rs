@@ -33,170 +33,11 @@
 //!
 //! The hub (`sim/llr.rs`) puts the frames and ordered sets on the wire; this file decides.
 
-use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
-use sim_core::{BitRate, Bytes, Duration, Time};
+mod config;
+
+pub use config::*;
+use sim_core::{Duration, Time};
 use std::collections::VecDeque;
-
-/// The replay buffer's default depth in time at the line rate: \[HLD\]'s sample profiles hold
-/// 1.18 to 1.25 us of the line rate on a 5 m cable (31,184 B at 200G, 58,768 B at 400G).
-pub const BUFFER_TIME: Duration = Duration::from_ns(1_200);
-/// Bytes per frame the default frame limit allows: \[HLD\]'s samples give one frame per 511 B
-/// (61 frames for 31,184 B; 115 for 58,768 B; 264 for 135,000 B).
-pub const BYTES_PER_FRAME: u64 = 512;
-/// The replay timer of \[HLD\]'s sample profiles: 5,000 ns (5,500 ns on 40 m cables).
-pub const REPLAY_TIMER: Duration = Duration::from_ns(5_000);
-/// Replays in a row before the sender flushes, as \[HLD\]'s samples set it (SAI's default is 1).
-pub const REPLAY_COUNT: u32 = 3;
-/// Bytes of received frames between two LLR_ACKs: SAI's `CTLOS_TARGET_SPACING` default.
-pub const ACK_SPACING: u32 = 2_048;
-/// Most replay timer \[HLD\] allows: 65,535 ns.
-const MAX_REPLAY_TIMER: Duration = Duration::from_ns(65_535);
-/// Most frames \[HLD\] allows outstanding (524,288).
-const MAX_FRAMES: u32 = 524_288;
-
-/// `llr` on a cable as written: `true`, `[true, false]` (each end's own), or a table of
-/// settings (both ends on).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct LlrCable {
-    /// Each end's LLR on or off (`a`, `b`).
-    pub ends: [bool; 2],
-    pub settings: LlrSettings,
-}
-
-/// An LLR profile's settings, as SONiC's `LLR_PROFILE` names them \[HLD\]; unset: the defaults.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LlrSettings {
-    /// Replay buffer in bytes (`max_outstanding_bytes`).
-    #[serde(default)]
-    pub buffer: Option<Bytes>,
-    /// Replay buffer in frames (`max_outstanding_frames`).
-    #[serde(default)]
-    pub frames: Option<u32>,
-    /// Replay timer (`max_replay_timer`).
-    #[serde(default)]
-    pub replay_timer: Option<Duration>,
-    /// Replays in a row before a flush (`max_replay_count`).
-    #[serde(default)]
-    pub replay_count: Option<u32>,
-}
-
-impl<'de> Deserialize<'de> for LlrCable {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = LlrCable;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str(
-                    "true, false, [a's, b's] or a table { buffer, frames, replay_timer, replay_count }",
-                )
-            }
-            fn visit_bool<E: de::Error>(self, on: bool) -> Result<LlrCable, E> {
-                Ok(LlrCable {
-                    ends: [on, on],
-                    settings: LlrSettings::default(),
-                })
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<LlrCable, A::Error> {
-                let a = s
-                    .next_element()?
-                    .ok_or_else(|| de::Error::invalid_length(0, &self))?;
-                let b = s
-                    .next_element()?
-                    .ok_or_else(|| de::Error::invalid_length(1, &self))?;
-                if s.next_element::<bool>()?.is_some() {
-                    return Err(de::Error::invalid_length(3, &self));
-                }
-                Ok(LlrCable {
-                    ends: [a, b],
-                    settings: LlrSettings::default(),
-                })
-            }
-            fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<LlrCable, A::Error> {
-                let settings = LlrSettings::deserialize(de::value::MapAccessDeserializer::new(m))?;
-                Ok(LlrCable {
-                    ends: [true, true],
-                    settings,
-                })
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// One cable direction's LLR profile, resolved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LlrConfig {
-    /// Most frame bytes outstanding (sent, not yet acknowledged).
-    pub buffer: u64,
-    /// Most frames outstanding.
-    pub frames: u32,
-    pub replay_timer: Duration,
-    pub replay_count: u32,
-}
-
-impl LlrCable {
-    /// The profile both ends run on a cable of `rate` with one-way `delay` (propagation and
-    /// FEC), or None when an end has LLR off (an LLR_INIT never echoed leaves the sender in
-    /// INIT, sending frames best effort \[SAI\]: the cable runs without LLR). Bad numbers are
-    /// errors naming `key.llr.<setting>`.
-    pub fn resolve(
-        &self,
-        key: &str,
-        rate: BitRate,
-        delay: Duration,
-    ) -> Result<Option<LlrConfig>, crate::error::FieldError> {
-        let s = &self.settings;
-        let err = |k: &str, m: String| crate::error::FieldError::new(format!("{key}.llr.{k}"), m);
-        if let Some(b) = s.buffer
-            && !(crate::packet::MIN_FRAME as u64..=u32::MAX as u64).contains(&b.0)
-        {
-            return Err(err(
-                "buffer",
-                format!("must be 64B to 4294967295B (SAI's u32), got {b}"),
-            ));
-        }
-        if let Some(f) = s.frames
-            && !(1..=MAX_FRAMES).contains(&f)
-        {
-            return Err(err("frames", format!("must be 1 to {MAX_FRAMES}, got {f}")));
-        }
-        if let Some(t) = s.replay_timer
-            && (t == Duration::ZERO || t > MAX_REPLAY_TIMER)
-        {
-            return Err(err(
-                "replay_timer",
-                format!("must be over 0 and at most 65535ns, got {t}"),
-            ));
-        }
-        if let Some(c) = s.replay_count
-            && !(1..=255).contains(&c)
-        {
-            return Err(err("replay_count", format!("must be 1 to 255, got {c}")));
-        }
-        if self.ends != [true, true] {
-            return Ok(None);
-        }
-        let buffer = s
-            .buffer
-            .map_or_else(|| rate.bytes_in(BUFFER_TIME + delay + delay), |b| b.0)
-            .max(crate::packet::MIN_FRAME as u64);
-        Ok(Some(LlrConfig {
-            buffer,
-            frames: s
-                .frames
-                .unwrap_or_else(|| buffer.div_ceil(BYTES_PER_FRAME).min(MAX_FRAMES as u64) as u32),
-            replay_timer: s.replay_timer.unwrap_or(REPLAY_TIMER),
-            replay_count: s.replay_count.unwrap_or(REPLAY_COUNT),
-        }))
-    }
-
-    /// True when the ends disagree (a configuration finding).
-    pub fn mismatched(&self) -> bool {
-        self.ends[0] != self.ends[1]
-    }
-}
 
 /// Counters of one cable direction, named as SAI's `SAI_PORT_STAT_LLR_*` \[SAI\]: the `tx_`
 /// ones belong to the sending port, the `rx_` ones to the receiving port (an ACK or NACK is
@@ -282,6 +123,10 @@ pub struct Llr {
     /// When the replay timer expires (None: stopped), and when its one event is due.
     deadline: Option<Time>,
     pub timer_event: Option<Time>,
+    /// The cable went down at this time and the buffer is kept for `pcs_lost_timeout`.
+    down: Option<Time>,
+    /// When each buffered frame was first sent (kept only with a `data_age_timeout`).
+    sent_at: VecDeque<Time>,
     /// A frame taken from the queue that did not fit the buffer: it goes first once it does.
     pub staged: Option<crate::packet::Packet>,
     /// The number of the frame in service ([`NONE`] if LLR does not cover it).
@@ -308,6 +153,8 @@ impl Llr {
             replays: 0,
             deadline: None,
             timer_event: None,
+            down: None,
+            sent_at: VecDeque::new(),
             staged: None,
             in_service: NONE,
             wire: VecDeque::with_capacity(64),
@@ -351,6 +198,9 @@ impl Llr {
         let mut copy = p;
         copy.charge = crate::packet::Charge::None;
         self.buf.push_back(copy);
+        if self.cfg.data_age_timeout > Duration::ZERO {
+            self.sent_at.push_back(now);
+        }
         self.cursor = self.buf.len();
         if self.deadline.is_none() {
             self.deadline = Some(now + self.cfg.replay_timer);
@@ -376,6 +226,7 @@ impl Llr {
         for p in self.buf.drain(..n) {
             self.buf_bytes -= p.frame as u64;
         }
+        self.sent_at.drain(..n.min(self.sent_at.len()));
         self.base = seq + 1;
         self.cursor = self.cursor.saturating_sub(n);
         self.replays = 0;
@@ -421,10 +272,21 @@ impl Llr {
         }
     }
 
-    /// The replay timer's event at `now`: expire, or say when to look again.
+    /// The replay timer's event at `now`: expire, or say when to look again. With the cable
+    /// down it is the PCS-lost (or data age) deadline, and its expiry flushes; with the cable
+    /// up, an expiry that finds the oldest frame past its data age flushes too \[SAI: FLUSH on
+    /// `REPLAY_COUNT_MAX`, `PCS_LOST_TIMEOUT` or `DATA_AGE_TIMEOUT`\].
     pub fn on_timer(&mut self, now: Time) -> (TxAction, Option<Time>) {
         self.timer_event = None;
         match self.deadline {
+            Some(d) if d <= now && (self.down.is_some() || self.aged_at().is_some_and(|a| a <= now)) => {
+                self.deadline = None;
+                let flush = TxAction {
+                    wake: false,
+                    flush: true,
+                };
+                (flush, None)
+            }
             Some(d) if d <= now => (self.replay(now, true), self.arm()),
             Some(_) => (TxAction::default(), self.arm()),
             None => (TxAction::default(), None),
@@ -442,6 +304,34 @@ impl Llr {
         }
     }
 
+    /// When the oldest buffered frame passes its data age (None: no limit, or none buffered).
+    fn aged_at(&self) -> Option<Time> {
+        let age = self.cfg.data_age_timeout;
+        (age > Duration::ZERO)
+            .then(|| self.sent_at.front().map(|&t| t + age))
+            .flatten()
+    }
+
+    /// The cable went down at `now` with `pcs_lost_timeout` set: the buffer waits for the
+    /// cable until that timeout (or the oldest frame's data age, if sooner) and the replay
+    /// timer stops. Returns when the timer's event must be scheduled, if it needs one.
+    pub fn cable_down(&mut self, now: Time) -> Option<Time> {
+        self.down = Some(now);
+        let lost = now + self.cfg.pcs_lost_timeout;
+        self.deadline = Some(self.aged_at().map_or(lost, |a| a.min(lost)));
+        self.arm()
+    }
+
+    /// The cable came back before the buffer was flushed: replay it from its oldest frame
+    /// (the frames the cut took never reached the receiver, which still expects them).
+    pub fn cable_up(&mut self, now: Time) -> TxAction {
+        if self.down.take().is_none() {
+            return TxAction::default();
+        }
+        self.deadline = None;
+        self.replay(now, false)
+    }
+
     /// Give up on the buffer: frames the receiver has not accepted are returned (lost end to
     /// end), and both ends start over at the next number (re-initialised at once: inferred).
     pub fn flush(&mut self) -> impl Iterator<Item = crate::packet::Packet> + '_ {
@@ -452,6 +342,7 @@ impl Llr {
         (self.base, self.expected, self.nack_sent) = (next, next, false);
         (self.cursor, self.replays, self.deadline, self.buf_bytes) = (0, 0, None, 0);
         self.unacked = 0;
+        self.sent_at.clear();
         self.buf.drain(..).skip(accepted)
     }
 

@@ -1,6 +1,8 @@
 use super::*;
 use crate::ids::{FlowId, HostId};
 use crate::packet::{Kind, Packet};
+use serde::Deserialize;
+use sim_core::{BitRate, Bytes, Duration};
 
 fn cfg(buffer: u64, frames: u32) -> LlrConfig {
     LlrConfig {
@@ -8,6 +10,8 @@ fn cfg(buffer: u64, frames: u32) -> LlrConfig {
         frames,
         replay_timer: Duration::from_ns(5_000),
         replay_count: 3,
+        pcs_lost_timeout: Duration::ZERO,
+        data_age_timeout: Duration::ZERO,
     }
 }
 
@@ -205,4 +209,48 @@ fn the_cable_setting_reads_as_a_bool_a_pair_or_a_table() {
     );
     let e = read("llr = { bufer = \"64KB\" }").unwrap_err().to_string();
     assert!(e.contains("bufer"), "{e}");
+}
+
+#[test]
+fn a_frame_past_its_data_age_or_a_cable_down_past_pcs_lost_flushes_the_buffer() {
+    // [SAI]: FLUSH when data stays in the replay buffer longer than DATA_AGE_TIMEOUT, or the
+    // PCS status stays false longer than PCS_LOST_TIMEOUT. Replay timer 5 us, 10 replays
+    // allowed (so the count never flushes here), data age 12 us: expiries at 5 and 10 us
+    // replay; the one at 15 us finds the frames 15 us old and flushes.
+    let us = |n: u64| Time::ZERO + Duration::from_us(n);
+    let aged = LlrConfig {
+        replay_count: 10,
+        data_age_timeout: Duration::from_us(12),
+        ..cfg(100_000, 100)
+    };
+    let mut l = Llr::new(aged);
+    send(&mut l, 3);
+    for t in [5, 10] {
+        let (a, _) = l.on_timer(us(t));
+        assert!(a.wake && !a.flush, "a replay at {t} us");
+    }
+    let (a, next) = l.on_timer(us(15));
+    assert!(a.flush && next.is_none());
+    assert_eq!(l.flush().count(), 3, "nothing was accepted: all three are lost");
+    // Down at 1 us with a 50 us PCS-lost timeout: the timer waits for the cable, not the
+    // replay timer (nothing at 6 us), and flushes at 51 us unless the cable is back...
+    let lost = LlrConfig {
+        pcs_lost_timeout: Duration::from_us(50),
+        ..cfg(100_000, 100)
+    };
+    let mut l = Llr::new(lost);
+    send(&mut l, 3);
+    assert_eq!(l.cable_down(us(1)), Some(us(51)));
+    let (a, next) = l.on_timer(us(6));
+    assert!(!a.wake && !a.flush && next == Some(us(51)));
+    let (a, _) = l.on_timer(us(51));
+    assert!(a.flush);
+    // ... and when it is back at 11 us, the buffer is replayed from its oldest frame.
+    let mut l = Llr::new(lost);
+    send(&mut l, 3);
+    l.cable_down(us(1));
+    let a = l.cable_up(us(11));
+    assert!(a.wake && !a.flush);
+    assert_eq!(l.next_replay().map(|p| p.seq), Some(0));
+    assert_eq!(l.counters.tx_replay, 1);
 }

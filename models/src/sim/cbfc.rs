@@ -136,7 +136,10 @@ impl Sim<'_> {
                     .filter(|_| l.in_service == NONE)
                     .into_iter()
                     .for_each(&mut count);
-                l.staged.iter().for_each(count);
+                l.staged.iter().for_each(&mut count);
+                // A buffer kept while the cable was down replays what the receiver never
+                // accepted, with the credits it took the first time.
+                l.unaccepted().for_each(count);
             }
         }
         let sends = self

@@ -156,14 +156,43 @@ impl Sim<'_> {
 
     fn llr_act(&mut self, p: PortId, a: crate::llr::TxAction) {
         if a.flush {
-            self.llr_flush(p, DropReason::LinkError);
-            // The link re-initialises: the credits of the frames it lost come back.
-            self.cbfc_resync(p);
+            if self.net.port_up[p.idx()] {
+                self.llr_flush(p, DropReason::LinkError);
+                // The link re-initialises: the credits of the frames it lost come back.
+                self.cbfc_resync(p);
+            } else {
+                // The cable stayed down too long; its credits come back when it is up.
+                self.llr_flush(p, DropReason::LinkDown);
+            }
         }
         self.llr_arm(p);
         if a.wake {
             self.start_tx(p);
         }
+    }
+
+    /// LLR port `p`'s cable went down: its sender flushes at once, or keeps its buffer until
+    /// `pcs_lost_timeout` (or a frame's data age) and flushes then unless the cable is back
+    /// \[SAI: FLUSH when the PCS status stays false longer than `PCS_LOST_TIMEOUT`\].
+    pub(super) fn llr_down(&mut self, p: PortId) {
+        let l = self.net.llr[p.idx()].as_mut().expect("an LLR port");
+        if l.cfg.pcs_lost_timeout == sim_core::Duration::ZERO {
+            return self.llr_flush(p, DropReason::LinkDown);
+        }
+        if let Some(at) = l.cable_down(self.now) {
+            self.schedule(at, Event::LlrTimer(p));
+        }
+    }
+
+    /// LLR port `p`'s cable is back up: a kept buffer is replayed (past `replay_count`
+    /// replays in a row, flushed). The caller re-initialises CBFC's credits next.
+    pub(super) fn llr_up(&mut self, p: PortId) {
+        let l = self.net.llr[p.idx()].as_mut().expect("an LLR port");
+        let a = l.cable_up(self.now);
+        if a.flush {
+            self.llr_flush(p, DropReason::LinkDown);
+        }
+        self.llr_arm(p);
     }
 
     /// Port `p`'s sender gives up its buffer: the frames its receiver never accepted are lost

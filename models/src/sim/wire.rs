@@ -291,15 +291,19 @@ impl Sim<'_> {
                             self.drop(pkt, DropReason::LinkDown, end);
                         }
                     }
-                    // LLR loses its buffers with the cable (PCS_LOST_TIMEOUT, taken as zero).
+                    // LLR flushes its buffers, or keeps them for `pcs_lost_timeout`.
                     for end in [p, q] {
                         if self.llr_port(end) {
-                            self.llr_flush(end, DropReason::LinkDown);
+                            self.llr_down(end);
                         }
                     }
                 } else {
-                    // The link trains again: each direction's credits are re-initialised.
+                    // The link trains again: LLR replays what it kept, and each direction's
+                    // credits are re-initialised.
                     for end in [p, q] {
+                        if self.llr_port(end) {
+                            self.llr_up(end);
+                        }
                         self.cbfc_resync(end);
                     }
                 }
