@@ -57,6 +57,10 @@ pub struct LlrSettings {
     /// flushes (`data_age_timeout`; SAI's `DATA_AGE_TIMEOUT`); zero: no limit.
     #[serde(default)]
     pub data_age_timeout: Option<Duration>,
+    /// Bytes accepted between two LLR_ACKs (`ctlos_spacing_bytes`; SAI's
+    /// `CTLOS_TARGET_SPACING`), 400 B to 16 KiB.
+    #[serde(default)]
+    pub ctlos_spacing: Option<Bytes>,
 }
 
 impl<'de> Deserialize<'de> for LlrCable {
@@ -66,7 +70,7 @@ impl<'de> Deserialize<'de> for LlrCable {
             type Value = LlrCable;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str(
-                    "true, false, [a's, b's] or a table { buffer, frames, replay_timer, replay_count, pcs_lost_timeout, data_age_timeout }",
+                    "true, false, [a's, b's] or a table { buffer, frames, replay_timer, replay_count, pcs_lost_timeout, data_age_timeout, ctlos_spacing }",
                 )
             }
             fn visit_bool<E: de::Error>(self, on: bool) -> Result<LlrCable, E> {
@@ -115,6 +119,8 @@ pub struct LlrConfig {
     pub pcs_lost_timeout: Duration,
     /// Zero: no limit.
     pub data_age_timeout: Duration,
+    /// Bytes the receiver accepts between two ACKs.
+    pub ctlos_spacing: u32,
 }
 
 impl LlrCable {
@@ -169,6 +175,14 @@ impl LlrCable {
                 ));
             }
         }
+        if let Some(b) = s.ctlos_spacing
+            && !(400..=16_384).contains(&b.0)
+        {
+            return Err(err(
+                "ctlos_spacing",
+                format!("must be 400B to 16384B ([HLD]'s range), got {b}"),
+            ));
+        }
         if self.ends != [true, true] {
             return Ok(None);
         }
@@ -185,6 +199,7 @@ impl LlrCable {
             replay_count: s.replay_count.unwrap_or(REPLAY_COUNT),
             pcs_lost_timeout: s.pcs_lost_timeout.unwrap_or(Duration::ZERO),
             data_age_timeout: s.data_age_timeout.unwrap_or(Duration::ZERO),
+            ctlos_spacing: s.ctlos_spacing.map_or(ACK_SPACING, |b| b.0 as u32),
         }))
     }
 

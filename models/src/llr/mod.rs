@@ -400,9 +400,9 @@ impl Llr {
         })
     }
 
-    /// A cumulative ACK once `ACK_SPACING` bytes were accepted, or at the end of a burst.
+    /// A cumulative ACK once `ctlos_spacing` bytes were accepted, or at the end of a burst.
     fn ack(&mut self, last: bool) -> Option<Ctl> {
-        if self.unacked < ACK_SPACING && !(last && (self.unacked > 0 || self.owe_ack)) {
+        if self.unacked < self.cfg.ctlos_spacing && !(last && (self.unacked > 0 || self.owe_ack)) {
             return None;
         }
         (self.unacked, self.owe_ack) = (0, false);

@@ -12,6 +12,7 @@ fn cfg(buffer: u64, frames: u32) -> LlrConfig {
         replay_count: 3,
         pcs_lost_timeout: Duration::ZERO,
         data_age_timeout: Duration::ZERO,
+        ctlos_spacing: ACK_SPACING,
     }
 }
 
@@ -85,6 +86,16 @@ fn bad_settings_name_their_key() {
         ..LlrSettings::default()
     };
     assert_eq!(bad(tiny), "topology.link.llr.buffer");
+    let chatty = LlrSettings {
+        ctlos_spacing: Some(Bytes(100)),
+        ..LlrSettings::default()
+    };
+    assert_eq!(bad(chatty), "topology.link.llr.ctlos_spacing");
+    let forever = LlrSettings {
+        pcs_lost_timeout: Some(Duration::from_us(5_000_000)),
+        ..LlrSettings::default()
+    };
+    assert_eq!(bad(forever), "topology.link.llr.pcs_lost_timeout");
 }
 
 #[test]
@@ -253,4 +264,19 @@ fn a_frame_past_its_data_age_or_a_cable_down_past_pcs_lost_flushes_the_buffer() 
     assert!(a.wake && !a.flush);
     assert_eq!(l.next_replay().map(|p| p.seq), Some(0));
     assert_eq!(l.counters.tx_replay, 1);
+}
+
+#[test]
+fn the_receiver_acks_once_per_ctlos_spacing_bytes_accepted() {
+    // SAI's CTLOS_TARGET_SPACING: 4,158 B frames against the default 2,048 B are each ACKed;
+    // against 16,384 B every fourth is (4 x 4,158 = 16,632 B), and the burst's end is too.
+    for (spacing, acks) in [(ACK_SPACING, 12), (16_384, 3)] {
+        let mut l = Llr::new(LlrConfig {
+            ctlos_spacing: spacing,
+            ..cfg(1_000_000, 100)
+        });
+        let sent: Vec<Option<Ctl>> = (0..12).map(|i| l.receive(i, false, 4_158, i == 11).1).collect();
+        assert_eq!(sent.iter().flatten().count(), acks, "{spacing} B");
+        assert_eq!(sent[11].map(|c| c.seq), Some(11));
+    }
 }
