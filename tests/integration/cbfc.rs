@@ -233,13 +233,7 @@ fn cbfc_on_one_lossless_priority_and_pfc_on_another_each_keep_their_own_class() 
     }
     let (sim, r) = run_sim(&toml);
     assert_eq!((r.summary.drops, r.summary.flows_completed), (0, 4));
-    let sum = |name: &str| -> u64 {
-        r.counters
-            .iter()
-            .filter(|c| c.counter == name)
-            .map(|c| c.value)
-            .sum()
-    };
+    let sum = |name: &str| counter_total(&r, name);
     assert!(sum("tx_prio3_pause") > 0, "PFC holds priority 3 back");
     assert_eq!(
         sum("tx_prio2_pause") + sum("rx_prio2_pause"),

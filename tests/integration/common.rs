@@ -123,6 +123,15 @@ pub fn counter(r: &models::report::VariantReport, node: &str, port: &str, name: 
         .map_or(0, |c| c.value)
 }
 
+/// Counter `name` summed over every port of a variant's report.
+pub fn counter_total(r: &models::report::VariantReport, name: &str) -> u64 {
+    r.counters
+        .iter()
+        .filter(|c| c.counter == name)
+        .map(|c| c.value)
+        .sum()
+}
+
 /// When the last flow of a variant finished at its receiver (ns; 0 if none did).
 pub fn last_finish(r: &models::report::VariantReport) -> f64 {
     r.flows.iter().filter_map(|f| f.finish_ns).fold(0.0, f64::max)

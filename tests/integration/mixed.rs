@@ -102,13 +102,7 @@ fn pfc_pauses_only_the_rocev2_class_and_trimming_cuts_only_uet() {
     }
     let r = run(&toml).remove(0);
     assert_eq!(r.summary.flows_completed, 8);
-    let sum = |name: &str| -> u64 {
-        r.counters
-            .iter()
-            .filter(|c| c.counter == name)
-            .map(|c| c.value)
-            .sum()
-    };
+    let sum = |name: &str| counter_total(&r, name);
     assert!(
         sum("tx_prio3_pause") > 0 || sum("rx_prio3_pause") > 0,
         "the RoCEv2 class was paused"

@@ -232,12 +232,7 @@ fn one_storm_is_one_storm_in_the_summary_the_port_counters_and_show_pfcwd_stats(
             assert_close(*d, *wd, 0.01, 0.0, &format!("{v}: storm duration"));
         }
         // Every storm listed and counted once, at the port it held.
-        let counted: u64 = r
-            .counters
-            .iter()
-            .filter(|c| c.counter == "pfc_storm_detected")
-            .map(|c| c.value)
-            .sum();
+        let counted = counter_total(&r, "pfc_storm_detected");
         assert_eq!(r.summary.pfc_storms, counted, "{v}");
         assert_eq!(
             r.summary.pfc_storms as usize,
