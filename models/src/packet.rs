@@ -89,6 +89,10 @@ pub mod flags {
     pub const PROBE_ACK: u8 = ACK_REQ;
     /// On an LLR control ordered set: a negative acknowledgement (LLR_NACK).
     pub const LLR_NACK: u8 = 1 << 0;
+    /// On an LLR control ordered set: the sender's LLR_INIT.
+    pub const LLR_INIT: u8 = 1 << 1;
+    /// On an LLR control ordered set: the receiver's LLR_INIT_ECHO.
+    pub const LLR_INIT_ECHO: u8 = 1 << 2;
 }
 
 /// Which buffer account a switch charged the packet to (see `switch::mmu`).
@@ -249,11 +253,12 @@ impl Packet {
         matches!(self.kind, Kind::Pause | Kind::LinkCredit)
     }
 
-    /// An LLR_ACK (or LLR_NACK) control ordered set acknowledging link sequence number `seq`
-    /// ([`crate::llr`]): 8 B on the wire, at priority 7 (it is never paused).
-    pub fn llr_ctl(nack: bool, seq: u32) -> Packet {
+    /// An LLR control ordered set ([`crate::llr::Ctl`] makes and reads them): `flags` says
+    /// which, `seq` is the link sequence number it carries; 8 B on the wire, at priority 7
+    /// (it is never paused).
+    pub fn llr_ctl(flags: u8, seq: u32) -> Packet {
         let mut p = Packet::control(Kind::LlrCtl, FlowId::NONE, HostId(0), seq, LLR_CTLOS, 7);
-        p.flags = if nack { flags::LLR_NACK } else { 0 };
+        p.flags = flags;
         p
     }
 

@@ -139,7 +139,57 @@ fn past_its_replay_count_llr_flushes_and_the_transport_recovers_end_to_end() {
         assert!(flushed > 0 && s.drops >= flushed, "{transport}");
         assert!(s.retransmitted_packets > 0, "{transport}: the transport resent");
         assert!(r.flows[0].fct_ns.is_some(), "{transport}: and finished");
+        // Each flush re-initialises the link (SONiC's RE_INIT_ON_FLUSH): an LLR_INIT, again
+        // until echoed, each echoed at the far end; the first echo puts the sender back.
+        let flushes = counter(r, "h0", "to-h1", "llr_tx_flush");
+        let inits = counter(r, "h0", "to-h1", "llr_tx_init_ctl_os");
+        let got = counter(r, "h1", "to-h0", "llr_rx_init_ctl_os");
+        let echoed = counter(r, "h1", "to-h0", "llr_tx_init_echo_ctl_os");
+        let back = counter(r, "h0", "to-h1", "llr_rx_init_echo_ctl_os");
+        assert!(inits >= flushes && got <= inits && echoed == got, "{transport}");
+        assert!(
+            back >= flushes && back <= echoed,
+            "{transport}: {back} of {echoed}"
+        );
     }
+}
+
+/// The loss test's cable, with `re_init_on_flush = false` and this flush action.
+fn stays_in_flush(action: &str) -> String {
+    let link = format!(
+        "{{ rate = \"100Gbps\", cable = \"3m\", loss = 0.3, llr = {{ replay_count = 1, \
+         re_init_on_flush = false, flush_action = \"{action}\" }} }}"
+    );
+    dac(&link, "400KB", "uet").replace("max_time = \"2s\"", "max_time = \"20ms\"")
+}
+
+#[test]
+fn without_re_init_a_flushed_link_stays_in_flush_under_its_flush_action() {
+    // SAI: FLUSH until management acts when RE_INIT_ON_FLUSH is false. Best effort: the link
+    // goes on without LLR (frames unnumbered, losses recovered end to end); discard: every
+    // later frame is dropped at the sender (LLR_TX_DISCARD); block: nothing leaves, and the
+    // flow says why it did not finish. Each is a configuration finding.
+    let r = &run(&stays_in_flush("best_effort"))[0];
+    assert_eq!(counter(r, "h0", "to-h1", "llr_tx_flush"), 1, "once, for good");
+    assert_eq!(counter(r, "h0", "to-h1", "llr_tx_init_ctl_os"), 0);
+    assert!(counter(r, "h0", "to-h1", "llr_tx_unprotected") > 0);
+    assert!(r.flows[0].fct_ns.is_some(), "recovered end to end");
+    let r = &run(&stays_in_flush("discard"))[0];
+    let discarded = counter(r, "h0", "to-h1", "llr_tx_discard");
+    assert!(discarded > 0 && r.summary.drops >= discarded);
+    assert!(r.flows[0].fct_ns.is_none());
+    let r = &run(&stays_in_flush("block"))[0];
+    assert_eq!(counter(r, "h0", "to-h1", "llr_tx_discard"), 0);
+    let status = r.flows[0].status.to_string();
+    assert!(status.contains("stays in FLUSH"), "{status}");
+    let f = tmp("llr-stays-in-flush").join("s.toml");
+    std::fs::write(&f, stays_in_flush("block")).unwrap();
+    let o = sim(&["check", f.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(
+        out.contains("llr-stays-in-flush") && out.contains("for good"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -195,6 +245,7 @@ fn bad_llr_settings_exit_2_naming_the_key_and_one_sided_llr_is_a_finding() {
         ("{ replay_timer = \"1ms\" }", "topology.link.llr.replay_timer"),
         ("{ replay_count = 300 }", "topology.link.llr.replay_count"),
         ("{ bufer = \"1KB\" }", "bufer"),
+        ("{ flush_action = \"drop\" }", "flush_action"),
         ("3", "topology.link.llr"),
     ] {
         let f = dir.join("bad.toml");

@@ -61,6 +61,32 @@ pub struct LlrSettings {
     /// `CTLOS_TARGET_SPACING`), 400 B to 16 KiB.
     #[serde(default)]
     pub ctlos_spacing: Option<Bytes>,
+    /// What the sender does with new frames while it waits for its LLR_INIT to be echoed
+    /// (`init_action`; SAI's `INIT_LLR_FRAME_ACTION`, default best effort).
+    #[serde(default)]
+    pub init_action: Option<FrameAction>,
+    /// What the sender does with new frames in the FLUSH state (`flush_action`; SAI's
+    /// `FLUSH_LLR_FRAME_ACTION`, default best effort).
+    #[serde(default)]
+    pub flush_action: Option<FrameAction>,
+    /// Whether a flushed sender re-initialises at once (SAI's `RE_INIT_ON_FLUSH`; SONiC's
+    /// llrorch always sets it, the default here), or stays in FLUSH until management acts.
+    #[serde(default)]
+    pub re_init_on_flush: Option<bool>,
+}
+
+/// SAI's `sai_llr_frame_action_t`: what an LLR sender does with a new frame while it cannot
+/// protect it (INIT, FLUSH) \[SAI\].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FrameAction {
+    /// Send it as an ordinary frame, without a sequence number (`BEST_EFFORT`).
+    #[default]
+    BestEffort,
+    /// Hold it (and every frame behind it) until the link is back in ADVANCE (`BLOCK`).
+    Block,
+    /// Drop it, counting `llr_tx_discard` (`DISCARD`).
+    Discard,
 }
 
 impl<'de> Deserialize<'de> for LlrCable {
@@ -70,7 +96,7 @@ impl<'de> Deserialize<'de> for LlrCable {
             type Value = LlrCable;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str(
-                    "true, false, [a's, b's] or a table { buffer, frames, replay_timer, replay_count, pcs_lost_timeout, data_age_timeout, ctlos_spacing }",
+                    "true, false, [a's, b's] or a table { buffer, frames, replay_timer, replay_count, pcs_lost_timeout, data_age_timeout, ctlos_spacing, init_action, flush_action, re_init_on_flush }",
                 )
             }
             fn visit_bool<E: de::Error>(self, on: bool) -> Result<LlrCable, E> {
@@ -121,6 +147,9 @@ pub struct LlrConfig {
     pub data_age_timeout: Duration,
     /// Bytes the receiver accepts between two ACKs.
     pub ctlos_spacing: u32,
+    pub init_action: FrameAction,
+    pub flush_action: FrameAction,
+    pub re_init_on_flush: bool,
 }
 
 impl LlrCable {
@@ -200,6 +229,9 @@ impl LlrCable {
             pcs_lost_timeout: s.pcs_lost_timeout.unwrap_or(Duration::ZERO),
             data_age_timeout: s.data_age_timeout.unwrap_or(Duration::ZERO),
             ctlos_spacing: s.ctlos_spacing.map_or(ACK_SPACING, |b| b.0 as u32),
+            init_action: s.init_action.unwrap_or_default(),
+            flush_action: s.flush_action.unwrap_or_default(),
+            re_init_on_flush: s.re_init_on_flush.unwrap_or(true),
         }))
     }
 
@@ -207,4 +239,22 @@ impl LlrCable {
     pub fn mismatched(&self) -> bool {
         self.ends[0] != self.ends[1]
     }
+
+    /// What a configuration finding should say about this cable, if anything.
+    pub fn note(&self) -> Option<LlrNote> {
+        if self.mismatched() {
+            return Some(LlrNote::Mismatched);
+        }
+        let s = &self.settings;
+        (s.re_init_on_flush == Some(false)).then(|| LlrNote::StaysInFlush(s.flush_action.unwrap_or_default()))
+    }
+}
+
+/// A cable's LLR setting that will not do what its user likely meant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LlrNote {
+    /// LLR on at one end only.
+    Mismatched,
+    /// `re_init_on_flush = false`: a flushed sender stays in FLUSH, under this frame action.
+    StaysInFlush(FrameAction),
 }

@@ -14,6 +14,8 @@
 //!   61 frames, 31,184 B, replay timer 5,000 ns, 3 replays).
 //! - \[TP\] SONiC's LLR test plan (`LLR_Testplan.md`): NACKs and replays go on while PFC pauses
 //!   new frames; ACK and NACK counters; replays bounded by the replay count.
+//! - \[LCTP\] A public "LLR & CBFC Test Plan" (a tester against a device, citing UE 1.0.1
+//!   sections 5.1 and 5.2): counter values per case, which the unit tests reproduce.
 //! - \[OS\] A UE link-format data model (packet taxonomy "UE+ Link Layer Formats", citing UE 1.0.1
 //!   section 5.1.4, tables 5-7 and 5-8): LLR_ACK and LLR_NACK are 8 B 64b/66b control blocks
 //!   carrying a 20-bit sequence number.
@@ -29,79 +31,22 @@
 //! discards everything until the expected number comes back \[SAI\]. The sender replays every
 //! frame after the NACKed number (go-back-N [SAI, HLD]); the replay timer replays the whole
 //! buffer when no ACK or NACK made progress \[SAI\]. More than `replay_count` replays in a row
-//! flush the buffer: those frames are lost end to end, and LLR starts over \[SAI\].
+//! flush the buffer: those frames are lost end to end (a copy still on the cable is the
+//! receiver's to accept or lose) \[SAI\]. The sender then re-initialises: an LLR_INIT with its
+//! next number, which the receiver takes and echoes (LLR_INIT_ECHO) \[SAI, TP\]; or, without
+//! `re_init_on_flush`, it stays in FLUSH. In INIT and FLUSH new frames follow the profile's
+//! frame action: sent unnumbered, held, or discarded \[SAI\]. The unit tests replay the cases
+//! of a public LLR & CBFC test plan (LLR-05, -07, -09; `docs/link-layer.md`, \[LCTP\]).
 //!
 //! The hub (`sim/llr.rs`) puts the frames and ordered sets on the wire; this file decides.
 
 mod config;
+mod types;
 
 pub use config::*;
 use sim_core::{Duration, Time};
 use std::collections::VecDeque;
-
-/// Counters of one cable direction, named as SAI's `SAI_PORT_STAT_LLR_*` \[SAI\]: the `tx_`
-/// ones belong to the sending port, the `rx_` ones to the receiving port (an ACK or NACK is
-/// sent by the receiver: `tx_ack_ctl_os` is counted at the receiving port).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LlrCounters {
-    /// LLR frames put on the wire with a good FCS (replays included).
-    pub tx_ok: u64,
-    /// Replays the sender started (by a NACK or the replay timer).
-    pub tx_replay: u64,
-    /// Of them, started by the replay timer (not an SAI counter).
-    pub tx_replay_timer: u64,
-    /// Times the sender flushed its buffer after `replay_count` replays (SAI reports the
-    /// FLUSH state as a port error status, not a counter).
-    pub tx_flush: u64,
-    /// Frames a flush gave up on: lost end to end (not an SAI counter).
-    pub tx_flushed: u64,
-    /// Frames held back because the replay buffer was full (not an SAI counter).
-    pub tx_held: u64,
-    /// Frames too large for an empty replay buffer, sent unprotected (not an SAI counter).
-    pub tx_unprotected: u64,
-    pub rx_ok: u64,
-    /// Frames received with a bad FCS.
-    pub rx_bad: u64,
-    pub rx_expected_seq_good: u64,
-    pub rx_expected_seq_bad: u64,
-    /// Frames whose number showed a missing frame before them.
-    pub rx_missing_seq: u64,
-    /// Frames received again (numbers already accepted).
-    pub rx_duplicate_seq: u64,
-    /// Replays the receiver saw start (the expected frame back after a NACK).
-    pub rx_replay: u64,
-    pub tx_ack_ctl_os: u64,
-    pub tx_nack_ctl_os: u64,
-    pub rx_ack_ctl_os: u64,
-    pub rx_nack_ctl_os: u64,
-    /// ACKs and NACKs for this sender lost to bit errors on the way (not an SAI counter).
-    pub ctl_os_lost: u64,
-}
-
-/// What the receiver does with a frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rx {
-    /// Pass it up, as the cable delivered it.
-    Accept,
-    /// Drop it here: the sender still holds a copy.
-    Discard,
-}
-
-/// An ordered set the receiver sends back: an ACK or NACK of this sequence number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Ctl {
-    pub nack: bool,
-    pub seq: u32,
-}
-
-/// What the sender must do after an ACK, NACK or timer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct TxAction {
-    /// Room freed or a replay started: try to transmit.
-    pub wake: bool,
-    /// Replays in a row passed `replay_count`: flush.
-    pub flush: bool,
-}
+pub use types::*;
 
 /// No sequence number: a frame LLR does not cover (PFC, ordered sets, oversized frames).
 pub const NONE: u32 = u32::MAX;
@@ -139,6 +84,11 @@ pub struct Llr {
     /// Receiver: bytes accepted since the last ACK, and a duplicate that wants one.
     unacked: u32,
     owe_ack: bool,
+    /// The sender's state.
+    state: TxState,
+    /// Numbers below this that the receiver has not accepted were flushed by the sender
+    /// (until the receiver's LLR_INIT): a copy still on the cable is lost if discarded.
+    lost_below: u32,
     pub counters: LlrCounters,
 }
 
@@ -162,6 +112,8 @@ impl Llr {
             nack_sent: false,
             unacked: 0,
             owe_ack: false,
+            state: TxState::Advance,
+            lost_below: 0,
             counters: LlrCounters::default(),
         }
     }
@@ -179,6 +131,44 @@ impl Llr {
     /// Does a new frame of `bytes` fit now?
     pub fn fits(&self, bytes: u16) -> bool {
         self.buf.len() < self.cfg.frames as usize && self.buf_bytes + bytes as u64 <= self.cfg.buffer
+    }
+
+    /// The sender's state.
+    pub fn state(&self) -> TxState {
+        self.state
+    }
+
+    /// The frame action INIT or FLUSH applies now (None in ADVANCE).
+    fn action(&self) -> Option<FrameAction> {
+        match self.state {
+            TxState::Advance => None,
+            TxState::Init => Some(self.cfg.init_action),
+            TxState::Flush => Some(self.cfg.flush_action),
+        }
+    }
+
+    /// New frames wait where they are: INIT or FLUSH under `block` \[SAI\].
+    pub fn blocked(&self) -> bool {
+        self.action() == Some(FrameAction::Block)
+    }
+
+    /// What to do with a new frame of `bytes`: in ADVANCE, number it if the buffer has room
+    /// (hold it if not; an oversized one goes unprotected); in INIT or FLUSH, what the
+    /// profile's frame action says \[SAI: `INIT_LLR_FRAME_ACTION`, `FLUSH_LLR_FRAME_ACTION`\].
+    pub fn admit(&mut self, bytes: u16) -> Admit {
+        let admit = match self.action() {
+            None if self.oversized(bytes) => Admit::Unprotected,
+            None if self.fits(bytes) => Admit::Number,
+            None | Some(FrameAction::Block) => Admit::Hold,
+            Some(FrameAction::BestEffort) => Admit::Unprotected,
+            Some(FrameAction::Discard) => Admit::Discard,
+        };
+        match admit {
+            Admit::Unprotected => self.counters.tx_unprotected += 1,
+            Admit::Discard => self.counters.tx_discard += 1,
+            Admit::Number | Admit::Hold => {}
+        }
+        admit
     }
 
     /// The next frame to replay, if a replay is under way (a copy; it keeps its number).
@@ -234,18 +224,52 @@ impl Llr {
         true
     }
 
-    /// An LLR_ACK or LLR_NACK arrived at the sender.
+    /// An LLR_ACK, LLR_NACK or LLR_INIT_ECHO arrived at the sender. An echo of its INIT
+    /// puts it back in ADVANCE \[SAI: INIT to ADVANCE\]; after a flush, ACKs and NACKs of
+    /// the frames it gave up change nothing.
     pub fn on_ctl(&mut self, c: Ctl, now: Time) -> TxAction {
-        if c.nack {
-            self.counters.rx_nack_ctl_os += 1;
-            self.free_through(c.seq, now);
-            self.replay(now, false)
-        } else {
-            self.counters.rx_ack_ctl_os += 1;
-            TxAction {
-                wake: self.free_through(c.seq, now),
-                flush: false,
+        match c.kind {
+            CtlKind::Nack => {
+                self.counters.rx_nack_ctl_os += 1;
+                self.free_through(c.seq, now);
+                self.replay(now, false)
             }
+            CtlKind::Ack => {
+                self.counters.rx_ack_ctl_os += 1;
+                TxAction {
+                    wake: self.free_through(c.seq, now),
+                    ..TxAction::default()
+                }
+            }
+            CtlKind::InitEcho => {
+                self.counters.rx_init_echo_ctl_os += 1;
+                let echoed = self.state == TxState::Init && c.seq == self.base;
+                if echoed {
+                    self.state = TxState::Advance;
+                    self.deadline = None;
+                }
+                TxAction {
+                    wake: echoed,
+                    ..TxAction::default()
+                }
+            }
+            CtlKind::Init => TxAction::default(), // the receiver's (`Llr::on_init`)
+        }
+    }
+
+    /// The number the sender's LLR_INIT carries: its next frame's.
+    pub fn init_seq(&self) -> u32 {
+        self.base
+    }
+
+    /// An LLR_INIT goes out; it goes again at each replay-timer expiry until it is echoed
+    /// (SAI: "sending INIT messages"; the interval is inferred, `docs/link-layer.md`).
+    fn send_init(&mut self, now: Time) -> TxAction {
+        self.counters.tx_init_ctl_os += 1;
+        self.deadline = Some(now + self.cfg.replay_timer);
+        TxAction {
+            init: true,
+            ..TxAction::default()
         }
     }
 
@@ -260,6 +284,7 @@ impl Llr {
             return TxAction {
                 wake: true,
                 flush: true,
+                init: false,
             };
         }
         self.counters.tx_replay += 1;
@@ -268,7 +293,7 @@ impl Llr {
         self.deadline = Some(now + self.cfg.replay_timer);
         TxAction {
             wake: true,
-            flush: false,
+            ..TxAction::default()
         }
     }
 
@@ -279,11 +304,12 @@ impl Llr {
     pub fn on_timer(&mut self, now: Time) -> (TxAction, Option<Time>) {
         self.timer_event = None;
         match self.deadline {
+            Some(d) if d <= now && self.state == TxState::Init => (self.send_init(now), self.arm()),
             Some(d) if d <= now && (self.down.is_some() || self.aged_at().is_some_and(|a| a <= now)) => {
                 self.deadline = None;
                 let flush = TxAction {
-                    wake: false,
                     flush: true,
+                    ..TxAction::default()
                 };
                 (flush, None)
             }
@@ -317,6 +343,9 @@ impl Llr {
     /// timer stops. Returns when the timer's event must be scheduled, if it needs one.
     pub fn cable_down(&mut self, now: Time) -> Option<Time> {
         self.down = Some(now);
+        if self.state != TxState::Advance {
+            return None; // nothing buffered: INIT goes on (and on), FLUSH stays
+        }
         let lost = now + self.cfg.pcs_lost_timeout;
         self.deadline = Some(self.aged_at().map_or(lost, |a| a.min(lost)));
         self.arm()
@@ -325,25 +354,44 @@ impl Llr {
     /// The cable came back before the buffer was flushed: replay it from its oldest frame
     /// (the frames the cut took never reached the receiver, which still expects them).
     pub fn cable_up(&mut self, now: Time) -> TxAction {
-        if self.down.take().is_none() {
+        let was_down = self.down.take().is_some();
+        if self.state == TxState::Init {
+            return self.send_init(now); // a carrier again: INIT at once
+        }
+        if !was_down {
             return TxAction::default();
         }
         self.deadline = None;
         self.replay(now, false)
     }
 
-    /// Give up on the buffer: frames the receiver has not accepted are returned (lost end to
-    /// end), and both ends start over at the next number (re-initialised at once: inferred).
-    pub fn flush(&mut self) -> impl Iterator<Item = crate::packet::Packet> + '_ {
-        let accepted = self.expected.saturating_sub(self.base).min(self.buf.len() as u32) as usize;
+    /// FLUSH \[SAI\]: give up on the buffer. Frames the receiver accepted are only freed; one
+    /// whose copy is still on the cable (or leaving) is decided by the receiver, which accepts
+    /// it or finds it lost ([`Rx::Lost`]); the rest are returned, lost end to end. Then the
+    /// sender re-initialises (INIT, sending an LLR_INIT: `TxAction::init`) with
+    /// `re_init_on_flush`, or stays in FLUSH. The receiver is untouched until the INIT.
+    pub fn flush(&mut self, now: Time) -> (Vec<crate::packet::Packet>, TxAction) {
         let next = self.next_seq();
+        let mut lost = Vec::new();
+        for (seq, p) in (self.base..).zip(self.buf.drain(..)) {
+            if seq >= self.expected && seq != self.in_service && !self.wire.contains(&seq) {
+                lost.push(p);
+            }
+        }
         self.counters.tx_flush += 1;
-        self.counters.tx_flushed += (self.buf.len() - accepted) as u64;
-        (self.base, self.expected, self.nack_sent) = (next, next, false);
-        (self.cursor, self.replays, self.deadline, self.buf_bytes) = (0, 0, None, 0);
-        self.unacked = 0;
+        self.counters.tx_flushed += next.saturating_sub(self.expected.max(self.base)) as u64;
+        self.lost_below = next;
+        (self.base, self.cursor, self.replays, self.buf_bytes) = (next, 0, 0, 0);
+        (self.deadline, self.down) = (None, None);
         self.sent_at.clear();
-        self.buf.drain(..).skip(accepted)
+        let act = if self.cfg.re_init_on_flush {
+            self.state = TxState::Init;
+            self.send_init(now)
+        } else {
+            self.state = TxState::Flush;
+            TxAction::default()
+        };
+        (lost, act)
     }
 
     /// Frames buffered that the receiver has not accepted: where the fabric's packets live
@@ -351,6 +399,25 @@ impl Llr {
     pub fn unaccepted(&self) -> impl Iterator<Item = &crate::packet::Packet> {
         let accepted = self.expected.saturating_sub(self.base) as usize;
         self.buf.iter().skip(accepted)
+    }
+
+    /// A numbered frame on the cable that its sender flushed and the receiver may still
+    /// accept (its credits are still to come, as an unnumbered frame's are).
+    pub fn in_doubt(&self, seq: u32) -> bool {
+        seq != NONE && seq >= self.expected && seq < self.lost_below
+    }
+
+    /// Receiver: an LLR_INIT numbered `seq` arrived: expect that number next, forget any NACK
+    /// and echo it \[SAI: INIT, INIT_ECHO; RX to SEND_ACKS\].
+    pub fn on_init(&mut self, seq: u32) -> Ctl {
+        self.counters.rx_init_ctl_os += 1;
+        self.counters.tx_init_echo_ctl_os += 1;
+        (self.expected, self.nack_sent, self.lost_below) = (seq, false, 0);
+        (self.unacked, self.owe_ack) = (0, false);
+        Ctl {
+            kind: CtlKind::InitEcho,
+            seq,
+        }
     }
 
     /// Receiver: a frame numbered `seq` arrived, `bad` when its FCS failed; `last` when no
@@ -366,7 +433,7 @@ impl Llr {
         if seq == self.expected {
             if bad {
                 c.rx_expected_seq_bad += 1;
-                return (Rx::Discard, self.nack());
+                return (self.discard(seq), self.nack());
             }
             c.rx_expected_seq_good += 1;
             if self.nack_sent {
@@ -383,7 +450,17 @@ impl Llr {
             return (Rx::Discard, if self.nack_sent { None } else { self.ack(last) });
         }
         c.rx_missing_seq += 1;
-        (Rx::Discard, self.nack())
+        (self.discard(seq), self.nack())
+    }
+
+    /// A frame not yet accepted is discarded: its sender replays it, unless it flushed it and
+    /// no other copy follows on the cable.
+    fn discard(&self, seq: u32) -> Rx {
+        if self.in_doubt(seq) && !self.wire.contains(&seq) {
+            Rx::Lost
+        } else {
+            Rx::Discard
+        }
     }
 
     /// One NACK per error; then silence until the expected frame is back \[SAI\].
@@ -395,7 +472,7 @@ impl Llr {
         (self.unacked, self.owe_ack) = (0, false);
         self.counters.tx_nack_ctl_os += 1;
         Some(Ctl {
-            nack: true,
+            kind: CtlKind::Nack,
             seq: self.expected.wrapping_sub(1),
         })
     }
@@ -408,7 +485,7 @@ impl Llr {
         (self.unacked, self.owe_ack) = (0, false);
         self.counters.tx_ack_ctl_os += 1;
         Some(Ctl {
-            nack: false,
+            kind: CtlKind::Ack,
             seq: self.expected.wrapping_sub(1),
         })
     }

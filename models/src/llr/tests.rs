@@ -13,6 +13,9 @@ fn cfg(buffer: u64, frames: u32) -> LlrConfig {
         pcs_lost_timeout: Duration::ZERO,
         data_age_timeout: Duration::ZERO,
         ctlos_spacing: ACK_SPACING,
+        init_action: FrameAction::BestEffort,
+        flush_action: FrameAction::BestEffort,
+        re_init_on_flush: true,
     }
 }
 
@@ -106,12 +109,24 @@ fn a_bad_frame_is_nacked_once_and_everything_after_it_replayed() {
     assert_eq!(l.receive(0, false, 1_100, false), (Rx::Accept, None));
     assert_eq!(
         l.receive(1, false, 1_100, false),
-        (Rx::Accept, Some(Ctl { nack: false, seq: 1 })),
+        (
+            Rx::Accept,
+            Some(Ctl {
+                kind: CtlKind::Ack,
+                seq: 1
+            })
+        ),
         "2,200 B since the last ACK: past the 2,048 B spacing"
     );
     assert_eq!(
         l.receive(2, true, 1_000, false),
-        (Rx::Discard, Some(Ctl { nack: true, seq: 1 }))
+        (
+            Rx::Discard,
+            Some(Ctl {
+                kind: CtlKind::Nack,
+                seq: 1
+            })
+        )
     );
     assert_eq!(
         l.receive(3, false, 1_000, false),
@@ -120,8 +135,23 @@ fn a_bad_frame_is_nacked_once_and_everything_after_it_replayed() {
     );
     assert_eq!(l.receive(4, false, 1_000, true), (Rx::Discard, None));
     // Sender: the ACK frees 0..=1; the NACK replays 2, 3, 4 in order.
-    assert!(l.on_ctl(Ctl { nack: false, seq: 1 }, Time::ZERO).wake);
-    let a = l.on_ctl(Ctl { nack: true, seq: 1 }, Time::ZERO);
+    assert!(
+        l.on_ctl(
+            Ctl {
+                kind: CtlKind::Ack,
+                seq: 1
+            },
+            Time::ZERO
+        )
+        .wake
+    );
+    let a = l.on_ctl(
+        Ctl {
+            kind: CtlKind::Nack,
+            seq: 1,
+        },
+        Time::ZERO,
+    );
     assert!(a.wake && !a.flush);
     let replayed: Vec<u32> = std::iter::from_fn(|| {
         let p = l.next_replay()?;
@@ -146,7 +176,13 @@ fn a_full_buffer_holds_new_frames_until_an_ack_frees_room() {
     send(&mut l, 2);
     assert!(!l.fits(1_000), "2,000 B + 1,000 B > 2,500 B");
     assert!(l.oversized(3_000) && !l.oversized(2_500));
-    l.on_ctl(Ctl { nack: false, seq: 0 }, Time::ZERO);
+    l.on_ctl(
+        Ctl {
+            kind: CtlKind::Ack,
+            seq: 0,
+        },
+        Time::ZERO,
+    );
     assert!(l.fits(1_000));
     assert_eq!(l.outstanding(), (1, 1_000));
     let mut two = Llr::new(cfg(100_000, 2));
@@ -171,9 +207,11 @@ fn the_timer_replays_the_buffer_and_gives_up_past_the_replay_count() {
     }
     let (a, _) = l.on_timer(now);
     assert!(a.flush, "a fourth replay in a row is past replay_count = 3");
-    // The receiver had accepted frame 0: the flush loses 1 and 2.
+    // The receiver had accepted frame 0, and 1 and 2 never arrived: the flush loses them.
     assert_eq!(l.receive(0, false, 1_000, false).0, Rx::Accept);
-    let lost: Vec<u32> = l.flush().map(|p| p.seq).collect();
+    l.wire.clear();
+    let (lost, a) = l.flush(now);
+    let lost: Vec<u32> = lost.iter().map(|p| p.seq).collect();
     assert_eq!(lost, vec![1, 2]);
     assert_eq!(
         (
@@ -183,10 +221,46 @@ fn the_timer_replays_the_buffer_and_gives_up_past_the_replay_count() {
         ),
         (1, 2, 3)
     );
-    // Both ends start over at 3: an old copy still on the wire is a duplicate.
-    assert_eq!(l.receive(1, false, 1_000, true).0, Rx::Discard);
+    // Re-initialised (SONiC's default): an LLR_INIT numbered 3 goes out, new frames go
+    // unnumbered (best effort) until the receiver echoes it, then numbering goes on at 3.
+    assert!(a.init && l.state() == TxState::Init && l.init_seq() == 3);
+    assert_eq!(l.admit(1_000), Admit::Unprotected);
+    let echo = l.on_init(3);
+    assert_eq!(echo.kind, CtlKind::InitEcho);
+    assert!(l.on_ctl(echo, now).wake && l.state() == TxState::Advance);
     send(&mut l, 1);
     assert_eq!(l.receive(3, false, 1_000, true).0, Rx::Accept);
+    let c = l.counters;
+    assert_eq!(
+        (
+            c.tx_init_ctl_os,
+            c.rx_init_ctl_os,
+            c.tx_init_echo_ctl_os,
+            c.rx_init_echo_ctl_os
+        ),
+        (1, 1, 1, 1)
+    );
+}
+
+#[test]
+fn a_flushed_frame_still_on_the_cable_is_delivered_or_lost_by_the_receiver() {
+    // Frames 0..3 on the cable when the sender flushes (no ACK yet): the receiver accepts 0,
+    // 1 arrives corrupted and 2 after it. 1 is lost there (its sender gave it up and no copy
+    // follows), and so is 2 (discarded behind the NACK); none was lost at the flush.
+    let mut l = Llr::new(cfg(100_000, 100));
+    send(&mut l, 3);
+    let (lost, _) = l.flush(Time::ZERO);
+    assert!(lost.is_empty(), "every one still has a copy on the cable");
+    let mut arrive = |seq: u32, bad: bool| {
+        l.wire.pop_front();
+        l.receive(seq, bad, 1_000, false).0
+    };
+    assert_eq!(arrive(0, false), Rx::Accept);
+    assert_eq!(arrive(1, true), Rx::Lost);
+    assert_eq!(arrive(2, false), Rx::Lost);
+    // After the INIT, numbers below 3 are old copies: duplicates, not losses.
+    l.on_init(3);
+    assert!(!l.in_doubt(2));
 }
 
 #[test]
@@ -195,12 +269,24 @@ fn a_duplicate_gets_an_ack_so_a_timer_replay_of_acked_frames_ends() {
     send(&mut l, 1);
     assert_eq!(
         l.receive(0, false, 1_000, true),
-        (Rx::Accept, Some(Ctl { nack: false, seq: 0 }))
+        (
+            Rx::Accept,
+            Some(Ctl {
+                kind: CtlKind::Ack,
+                seq: 0
+            })
+        )
     );
     // That ACK was lost; the timer replays frame 0.
     assert_eq!(
         l.receive(0, false, 1_000, true),
-        (Rx::Discard, Some(Ctl { nack: false, seq: 0 }))
+        (
+            Rx::Discard,
+            Some(Ctl {
+                kind: CtlKind::Ack,
+                seq: 0
+            })
+        )
     );
 }
 
@@ -242,7 +328,12 @@ fn a_frame_past_its_data_age_or_a_cable_down_past_pcs_lost_flushes_the_buffer() 
     }
     let (a, next) = l.on_timer(us(15));
     assert!(a.flush && next.is_none());
-    assert_eq!(l.flush().count(), 3, "nothing was accepted: all three are lost");
+    l.wire.clear(); // none of them arrived
+    assert_eq!(
+        l.flush(us(15)).0.len(),
+        3,
+        "nothing was accepted: all three are lost"
+    );
     // Down at 1 us with a 50 us PCS-lost timeout: the timer waits for the cable, not the
     // replay timer (nothing at 6 us), and flushes at 51 us unless the cable is back...
     let lost = LlrConfig {
@@ -279,4 +370,147 @@ fn the_receiver_acks_once_per_ctlos_spacing_bytes_accepted() {
         assert_eq!(sent.iter().flatten().count(), acks, "{spacing} B");
         assert_eq!(sent[11].map(|c| c.seq), Some(11));
     }
+}
+
+#[test]
+fn in_init_new_frames_follow_init_action() {
+    use FrameAction::*;
+    for (action, admit) in [
+        (BestEffort, Admit::Unprotected),
+        (Block, Admit::Hold),
+        (Discard, Admit::Discard),
+    ] {
+        let mut l = Llr::new(LlrConfig {
+            init_action: action,
+            ..cfg(100_000, 100)
+        });
+        send(&mut l, 1);
+        l.wire.clear();
+        assert!(l.flush(Time::ZERO).1.init);
+        assert_eq!(l.blocked(), action == Block, "{action:?}");
+        assert_eq!(l.admit(64), admit, "{action:?}");
+        assert_eq!(l.counters.tx_discard, (action == Discard) as u64);
+    }
+}
+
+/// The tester-driven cases of the public "LLR & CBFC Test Plan" (citing UE 1.0.1 section 5.1
+/// and the SAI LLR proposal), run against this model: a port offers `n` new 64 B frames at
+/// once to a receiver whose ACKs and NACKs come back only with `acks` (the plan's "pause ACK
+/// Tx" on the tester); LLR_INIT and its echo always do. The replay timer runs until nothing
+/// is left to do.
+fn offer(l: &mut Llr, n: u32, acks: bool) {
+    let mut now = Time::ZERO;
+    let mut left = n;
+    let mut staged: Option<Packet> = None;
+    loop {
+        // Everything LLR lets go now, each frame reaching the receiver whole.
+        loop {
+            let seq = if l.next_replay().is_some() {
+                l.sent()
+            } else if l.blocked() {
+                break;
+            } else {
+                let next = staged.take().or_else(|| {
+                    (left > 0).then(|| {
+                        left -= 1;
+                        frame(0, 64)
+                    })
+                });
+                let Some(p) = next else {
+                    break;
+                };
+                match l.admit(64) {
+                    Admit::Number => {
+                        l.send_new(p, now);
+                        l.sent()
+                    }
+                    Admit::Unprotected => l.sent(),
+                    Admit::Hold => {
+                        staged = Some(p);
+                        break;
+                    }
+                    Admit::Discard => continue,
+                }
+            };
+            l.wire.pop_front();
+            if seq != NONE {
+                let (_, ctl) = l.receive(seq, false, 64, true);
+                if let (true, Some(c)) = (acks, ctl) {
+                    l.on_ctl(c, now);
+                }
+            }
+        }
+        let Some(at) = l.arm().or(l.timer_event) else {
+            return;
+        };
+        now = at;
+        let (a, _) = l.on_timer(now);
+        let init = if a.flush { l.flush(now).1.init } else { a.init };
+        if init {
+            let echo = l.on_init(l.init_seq());
+            l.on_ctl(echo, now);
+        }
+    }
+}
+
+#[test]
+fn llr_05_the_timer_replays_every_frame_replay_count_times_then_flushes() {
+    // LLR-05: REPLAY_COUNT_MAX = 3, RE_INIT_ON_FLUSH = false, ACK Tx paused, 1,000 frames of
+    // 64 B: LLR_TX_OK = LLR_RX_OK = 4,000, LLR_TX_REPLAY = 3, TX status FLUSH.
+    let mut l = Llr::new(LlrConfig {
+        re_init_on_flush: false,
+        ..cfg(1_000_000, 1_000)
+    });
+    offer(&mut l, 1_000, false);
+    let c = l.counters;
+    assert_eq!((c.tx_ok, c.rx_ok, c.tx_replay), (4_000, 4_000, 3));
+    assert_eq!(l.state(), TxState::Flush);
+}
+
+#[test]
+fn llr_07_outstanding_frames_max_bounds_each_replay() {
+    // LLR-07: OUTSTANDING_FRAMES_MAX = 10 (bytes above 10 frames), REPLAY_COUNT_MAX = 3, FLUSH
+    // action BLOCK or DISCARD, RE_INIT_ON_FLUSH = false, ACK Tx paused, 1,000 frames: the
+    // DUT's LLR_TX_REPLAY = 3, the tester's LLR_RX_OK = 40 and LLR_RX_DUPLICATE_SEQ = 30.
+    for action in [FrameAction::Block, FrameAction::Discard] {
+        let mut l = Llr::new(LlrConfig {
+            flush_action: action,
+            re_init_on_flush: false,
+            ..cfg(100_000, 10)
+        });
+        offer(&mut l, 1_000, false);
+        let c = l.counters;
+        assert_eq!(
+            (c.tx_replay, c.rx_ok, c.rx_duplicate_seq),
+            (3, 40, 30),
+            "{action:?}"
+        );
+        // SAI's LLR_TX_DISCARD: the 990 frames FLUSH met under DISCARD (BLOCK holds them).
+        let discarded = if action == FrameAction::Discard { 990 } else { 0 };
+        assert_eq!(c.tx_discard, discarded);
+    }
+}
+
+#[test]
+fn llr_09_re_init_on_flush_leaves_flush_by_itself() {
+    // LLR-09: FLUSH action DISCARD, RE_INIT_ON_FLUSH = true, REPLAY_COUNT_MAX = 3, ACK Tx
+    // paused, 100 frames: the tester's LLR_RX_OK = 400, LLR_RX_EXPECTED_SEQ_GOOD = 100,
+    // LLR_RX_DUPLICATE_SEQ = 300, LLR_RX_INIT_CTL_OS > 0, LLR_TX_INIT_ECHO_CTL_OS > 0. ACKs
+    // back, 100 more frames: 100 more received good at the expected number.
+    let mut l = Llr::new(LlrConfig {
+        flush_action: FrameAction::Discard,
+        ..cfg(100_000, 1_000)
+    });
+    offer(&mut l, 100, false);
+    let c = l.counters;
+    assert_eq!(
+        (c.rx_ok, c.rx_expected_seq_good, c.rx_duplicate_seq),
+        (400, 100, 300)
+    );
+    assert!(c.rx_init_ctl_os > 0 && c.tx_init_echo_ctl_os > 0);
+    assert_eq!(l.state(), TxState::Advance);
+    offer(&mut l, 100, true);
+    let d = l.counters;
+    let good = d.rx_expected_seq_good - c.rx_expected_seq_good;
+    assert_eq!((d.rx_ok - c.rx_ok, good, d.tx_discard), (100, 100, 0));
 }

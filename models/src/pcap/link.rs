@@ -3,7 +3,7 @@
 //! set is written as a frame of its own).
 
 use super::{FCS, port_mac};
-use crate::packet::{Kind, Packet, flags};
+use crate::packet::{Kind, Packet};
 
 /// Where MAC control frames go (IEEE 802.1Qbb's and 802.3x's reserved multicast address).
 const PFC_DST: [u8; 6] = [0x01, 0x80, 0xc2, 0x00, 0x00, 0x01];
@@ -56,13 +56,20 @@ fn pfc(pkt: &Packet, out: &mut Vec<u8>) {
     }
 }
 
-/// An LLR_ACK or LLR_NACK control block's 8 bytes.
+/// An LLR control block's 8 bytes (type 0x01 LLR_ACK, 0x02 LLR_NACK, 0x03 LLR_INIT, 0x04
+/// LLR_INIT_ECHO).
 fn llr_ctlos(pkt: &Packet, out: &mut Vec<u8>) {
+    use crate::llr::CtlKind;
     let seq = pkt.seq & 0xf_ffff;
-    let nack = pkt.has(flags::LLR_NACK);
+    let kind = match crate::llr::Ctl::of(pkt).kind {
+        CtlKind::Ack => 0x01,
+        CtlKind::Nack => 0x02,
+        CtlKind::Init => 0x03,
+        CtlKind::InitEcho => 0x04,
+    };
     out.extend_from_slice(&[
         0x4b,
-        if nack { 0x02 } else { 0x01 },
+        kind,
         (seq >> 12) as u8,
         (seq >> 4) as u8,
         ((seq & 0xf) as u8) << 4 | 0x6,

@@ -17,12 +17,13 @@
 //!   (12 B) + a 44 B SES standard request header (opcode WRITE, SOM/EOM; other SES fields
 //!   zero), ACK_CC with the SACK bitmap (32 B), NACK (code TRIMMED or TRIMMED_LASTHOP), and
 //!   CONTROL/CREDIT for RCCC grants. A trimmed packet is as short as on the wire.
-//! - UE link level retry's LLR_ACK and LLR_NACK: on the wire they are 8 B 64b/66b control
+//! - UE link level retry's LLR_ACK, LLR_NACK, LLR_INIT and LLR_INIT_ECHO: on the wire they are 8 B 64b/66b control
 //!   blocks the PCS inserts, not frames, so a pcap (Ethernet frames) cannot hold them as they
 //!   are. An analyzer that decodes the PCS shows them; here each is written as a frame of its
 //!   own: to 01:80:C2:00:00:01 from the sending port, IEEE 802's local experimental EtherType
 //!   0x88B5, then the block's 8 bytes as a UE link format data model gives them (citing UE
-//!   1.0.1 section 5.1.4, tables 5-7 and 5-8: block type 0x4B, 0x01 ACK or 0x02 NACK, the
+//!   1.0.1 section 5.1.4, tables 5-7 and 5-8: block type 0x4B, 0x01 ACK, 0x02 NACK, 0x03 INIT
+//!   or 0x04 INIT_ECHO (the INIT pair carrying the number the sender starts over at), the
 //!   20-bit sequence number in bits 19..12, 11..4 and the high nibble of the fifth byte, O-code
 //!   6 in its low nibble, three reserved bytes), padded to 60 B. The framing is this
 //!   simulator's (docs/link-layer.md); the dissector in contrib/wireshark reads it.
@@ -548,7 +549,11 @@ mod tests {
         let mut out = Vec::new();
         encode(
             &ctx(Transport::Roce, true),
-            &Packet::llr_ctl(true, 0xabcde),
+            &crate::llr::Ctl {
+                kind: crate::llr::CtlKind::Nack,
+                seq: 0xabcde,
+            }
+            .packet(),
             None,
             7,
             &mut out,
@@ -558,12 +563,27 @@ mod tests {
         assert_eq!(out[14..22], [0x4b, 0x02, 0xab, 0xcd, 0xe6, 0, 0, 0]);
         encode(
             &ctx(Transport::Uet, false),
-            &Packet::llr_ctl(false, 5),
+            &crate::llr::Ctl {
+                kind: crate::llr::CtlKind::Ack,
+                seq: 5,
+            }
+            .packet(),
             None,
             7,
             &mut out,
         );
         assert_eq!(out[14..19], [0x4b, 0x01, 0, 0, 0x56]);
+        // LLR_INIT (type 3) and LLR_INIT_ECHO (type 4) carry the number the sender starts at.
+        for (kind, ty) in [(crate::llr::CtlKind::Init, 3), (crate::llr::CtlKind::InitEcho, 4)] {
+            encode(
+                &ctx(Transport::Uet, false),
+                &crate::llr::Ctl { kind, seq: 0x12345 }.packet(),
+                None,
+                7,
+                &mut out,
+            );
+            assert_eq!(out[14..19], [0x4b, ty, 0x12, 0x34, 0x56]);
+        }
     }
 
     #[test]

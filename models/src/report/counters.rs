@@ -283,8 +283,11 @@ fn llr_counters(sim: &Sim, p: crate::ids::PortId, mut push: impl FnMut(&str, u64
             ("llr_tx_flushed_frames", c.tx_flushed),
             ("llr_tx_held", c.tx_held),
             ("llr_tx_unprotected", c.tx_unprotected),
+            ("llr_tx_discard", c.tx_discard),
+            ("llr_tx_init_ctl_os", c.tx_init_ctl_os),
             ("llr_rx_ack_ctl_os", c.rx_ack_ctl_os),
             ("llr_rx_nack_ctl_os", c.rx_nack_ctl_os),
+            ("llr_rx_init_echo_ctl_os", c.rx_init_echo_ctl_os),
             ("llr_ctl_os_lost", c.ctl_os_lost),
         ] {
             push(counter, value);
@@ -306,6 +309,8 @@ fn llr_counters(sim: &Sim, p: crate::ids::PortId, mut push: impl FnMut(&str, u64
             ("llr_rx_replay", c.rx_replay),
             ("llr_tx_ack_ctl_os", c.tx_ack_ctl_os),
             ("llr_tx_nack_ctl_os", c.tx_nack_ctl_os),
+            ("llr_rx_init_ctl_os", c.rx_init_ctl_os),
+            ("llr_tx_init_echo_ctl_os", c.tx_init_echo_ctl_os),
         ] {
             push(counter, value);
         }

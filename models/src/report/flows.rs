@@ -90,6 +90,8 @@ pub enum Why {
     NoRoute,
     /// Its sender's cable is down at the end of the run (cut, or never up: FEC ends differ).
     CableDown,
+    /// Its sender's cable is held in LLR's FLUSH state under `flush_action = "block"`.
+    LlrBlocked,
     /// Its sender gave up after `nic.rto_retries` timeouts.
     GaveUp,
     /// Packets were dropped and recovery did not complete.
@@ -109,6 +111,7 @@ impl Why {
             Why::NeverStarted => "never started",
             Why::NoRoute => "had no route",
             Why::CableDown => "had their sender's cable down",
+            Why::LlrBlocked => "had their sender's cable blocked in LLR's FLUSH state",
             Why::GaveUp => "gave up after nic.rto_retries timeouts",
             Why::Lost => "lost packets and did not recover",
             Why::Stopped => "were in progress when the run stopped",
@@ -172,6 +175,16 @@ fn unfinished_reason(sim: &Sim, f: &crate::nic::Flow) -> (Why, String) {
         return (
             Why::CableDown,
             format!("its sender's cable is down, so its NIC has no carrier ({progress})"),
+        );
+    }
+    let llr = sim.net.llr.get(f.port.idx()).and_then(|l| l.as_ref());
+    if llr.is_some_and(|l| l.blocked() && l.state() == crate::llr::TxState::Flush) {
+        return (
+            Why::LlrBlocked,
+            format!(
+                "its sender's cable flushed its LLR replay buffer and stays in FLUSH \
+                 (re_init_on_flush = false), holding every new frame (flush_action = \"block\"; {progress})"
+            ),
         );
     }
     if f.gave_up {

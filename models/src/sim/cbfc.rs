@@ -127,13 +127,18 @@ impl Sim<'_> {
         match net.llr.get(sender.idx()).and_then(|l| l.as_ref()) {
             None => on_cable.chain(leaving).for_each(count),
             Some(l) => {
-                // The receiver starts over at the next number: the numbered frames still on
-                // their way are discarded as duplicates; a frame held for room in the replay
-                // buffer took its credit and is still to be sent.
-                let unnumbered = on_cable.zip(&l.wire).filter(|&(_, &s)| s == NONE);
-                unnumbered.map(|(pkt, _)| pkt).for_each(&mut count);
+                // Unnumbered frames on their way arrive; of the numbered ones, only a flushed
+                // frame's first copy the receiver has not accepted may (accepted, or lost
+                // there: its credits come back either way); the rest are duplicates. A frame
+                // held for room in the replay buffer took its credit and is still to be sent.
+                let first = |i: usize, s: u32| !l.wire.iter().take(i).any(|&w| w == s);
+                let coming = on_cable
+                    .zip(l.wire.iter().enumerate())
+                    .filter(|&(_, (i, &s))| s == NONE || (l.in_doubt(s) && first(i, s)));
+                coming.map(|(pkt, _)| pkt).for_each(&mut count);
+                let s = l.in_service;
                 leaving
-                    .filter(|_| l.in_service == NONE)
+                    .filter(|_| s == NONE || (l.in_doubt(s) && !l.wire.contains(&s)))
                     .into_iter()
                     .for_each(&mut count);
                 l.staged.iter().for_each(&mut count);

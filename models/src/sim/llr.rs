@@ -10,13 +10,14 @@
 use super::{Event, Sim};
 use crate::drop::DropReason;
 use crate::ids::PortId;
-use crate::llr::{Ctl, NONE, Rx};
+use crate::llr::{Admit, Ctl, CtlKind, NONE, Rx};
 use crate::packet::{Kind, Packet};
 
 impl Sim<'_> {
     /// The next frame of LLR port `p`: control first (PFC frames and ordered sets are never
     /// held \[TP\]), then a replay (which PFC does not pause \[TP\]), then a frame held for room,
-    /// then a new frame, if the replay buffer has room for it.
+    /// then a new frame, if the replay buffer has room for it (in INIT or FLUSH, as the frame
+    /// action says: sent unnumbered, held, or discarded).
     pub(super) fn llr_next_frame(&mut self, p: PortId) -> Option<Packet> {
         if let Some(pkt) = self.net.ports[p.idx()].dequeue_control(&mut self.net.pool) {
             return Some(pkt);
@@ -32,29 +33,44 @@ impl Sim<'_> {
             self.totals.llr_copy_bytes += pkt.frame as u64;
             return Some(pkt);
         }
-        if let Some(s) = l.staged {
-            if !l.fits(s.frame) {
-                return None;
-            }
-            l.staged = None;
-            l.send_new(s, now);
-            self.llr_arm(p);
-            return Some(s);
-        }
-        let pkt = self.next_frame(p)?;
-        let l = self.net.llr[p.idx()].as_mut().expect("an LLR port");
-        if l.oversized(pkt.frame) {
-            l.counters.tx_unprotected += 1;
-            return Some(pkt);
-        }
-        if !l.fits(pkt.frame) {
-            l.counters.tx_held += 1;
-            l.staged = Some(pkt);
+        if l.blocked() {
             return None;
         }
-        l.send_new(pkt, now);
-        self.llr_arm(p);
-        Some(pkt)
+        loop {
+            let l = self.net.llr[p.idx()].as_mut().expect("an LLR port");
+            let (pkt, fresh) = match l.staged.take() {
+                Some(s) => (s, false),
+                None => (self.next_frame(p)?, true),
+            };
+            let l = self.net.llr[p.idx()].as_mut().expect("an LLR port");
+            match l.admit(pkt.frame) {
+                Admit::Number => {
+                    l.send_new(pkt, now);
+                    self.llr_arm(p);
+                    return Some(pkt);
+                }
+                Admit::Unprotected => return Some(pkt),
+                Admit::Hold => {
+                    l.counters.tx_held += fresh as u64;
+                    l.staged = Some(pkt);
+                    return None;
+                }
+                Admit::Discard => self.llr_discard(p, pkt),
+            }
+        }
+    }
+
+    /// A frame LLR port `p` discards in INIT or FLUSH \[SAI: `LLR_TX_DISCARD`\]: its switch
+    /// cells are freed, and its CBFC credits come back as a frame lost on the wire's do
+    /// (the receiver frees them); a drop for a link error (what took the link there).
+    fn llr_discard(&mut self, p: PortId, pkt: Packet) {
+        if pkt.charge != crate::packet::Charge::None {
+            self.switch_departed(p, &pkt);
+        }
+        if self.cbfc.on() {
+            self.cbfc_free(self.net.peer[p.idx()], &pkt);
+        }
+        self.drop(pkt, DropReason::LinkError, p);
     }
 
     /// Schedule the replay timer's one event of port `p`, if it needs one.
@@ -110,34 +126,46 @@ impl Sim<'_> {
             c.drops_link_error += 1;
             c.count_wire_loss(&pkt);
         }
+        if rx == Rx::Lost {
+            // Its sender flushed it: lost end to end, and its credits come back.
+            if self.cbfc.on() {
+                self.cbfc_free(q, &pkt);
+            }
+            self.drop(pkt, DropReason::LinkError, q);
+            return None;
+        }
         self.totals.llr_discarded += 1;
         self.totals.llr_discarded_bytes += pkt.frame as u64;
         None
     }
 
-    /// Put an LLR_ACK or LLR_NACK on `q`'s wire, ahead of its queued frames (an ordered set
+    /// Put an LLR ordered set on `q`'s wire, ahead of its queued frames (an ordered set
     /// the PCS inserts; here between frames, not inside one: `docs/link-layer.md`).
     fn send_llr_ctl(&mut self, q: PortId, c: Ctl) {
         // Not a packet of the totals (it is no frame): only its 8 B of line time count.
-        let frame = Packet::llr_ctl(c.nack, c.seq);
+        let frame = c.packet();
         self.net.ports[q.idx()].enqueue_control(&mut self.net.pool, frame);
         self.start_tx(q);
     }
 
-    /// An ordered set reached port `q`: it acknowledges frames `q` sent on its own cable.
-    pub(super) fn on_llr_ctl(&mut self, q: PortId, pkt: &Packet, bad: bool) {
-        let Some(l) = self.net.llr.get_mut(q.idx()).and_then(|l| l.as_mut()) else {
+    /// An ordered set crossed cable `p` to port `q`: an LLR_INIT for `p`'s receiver, which
+    /// echoes it; anything else for the frames `q` sent on its own cable.
+    pub(super) fn on_llr_ctl(&mut self, p: PortId, q: PortId, pkt: &Packet, bad: bool) {
+        let c = Ctl::of(pkt);
+        let at = if c.kind == CtlKind::Init { p } else { q };
+        let Some(l) = self.net.llr.get_mut(at.idx()).and_then(|l| l.as_mut()) else {
             return;
         };
         if bad {
-            // Lost to bit errors: the next ACK covers a lost ACK, the replay timer a NACK.
+            // Lost to bit errors: the next ACK covers a lost ACK, the replay timer a NACK (or
+            // an INIT, or its echo).
             l.counters.ctl_os_lost += 1;
             return;
         }
-        let c = Ctl {
-            nack: pkt.has(crate::packet::flags::LLR_NACK),
-            seq: pkt.seq,
-        };
+        if c.kind == CtlKind::Init {
+            let echo = l.on_init(c.seq);
+            return self.send_llr_ctl(q, echo);
+        }
         let a = l.on_ctl(c, self.now);
         self.llr_act(q, a);
     }
@@ -158,17 +186,30 @@ impl Sim<'_> {
         if a.flush {
             if self.net.port_up[p.idx()] {
                 self.llr_flush(p, DropReason::LinkError);
-                // The link re-initialises: the credits of the frames it lost come back.
+                // The credits of the frames it lost come back.
                 self.cbfc_resync(p);
             } else {
                 // The cable stayed down too long; its credits come back when it is up.
                 self.llr_flush(p, DropReason::LinkDown);
             }
         }
+        if a.init {
+            self.llr_init(p);
+        }
         self.llr_arm(p);
         if a.wake {
             self.start_tx(p);
         }
+    }
+
+    /// LLR port `p`'s sender puts an LLR_INIT on its own cable (lost if the cable is down).
+    fn llr_init(&mut self, p: PortId) {
+        let l = self.net.llr[p.idx()].as_ref().expect("an LLR port");
+        let c = Ctl {
+            kind: CtlKind::Init,
+            seq: l.init_seq(),
+        };
+        self.send_llr_ctl(p, c);
     }
 
     /// LLR port `p`'s cable went down: its sender flushes at once, or keeps its buffer until
@@ -191,23 +232,27 @@ impl Sim<'_> {
         let a = l.cable_up(self.now);
         if a.flush {
             self.llr_flush(p, DropReason::LinkDown);
+        } else if a.init {
+            self.llr_init(p);
         }
         self.llr_arm(p);
     }
 
-    /// Port `p`'s sender gives up its buffer: the frames its receiver never accepted are lost
-    /// end to end (each a copy handed back, then dropped for `reason`).
+    /// Port `p`'s sender gives up its buffer: the frames its receiver never accepted and no
+    /// copy on the cable may still bring are lost end to end (each a copy handed back, then
+    /// dropped for `reason`). It re-initialises next, or stays in FLUSH.
     pub(super) fn llr_flush(&mut self, p: PortId, reason: DropReason) {
-        let lost: Vec<Packet> = self.net.llr[p.idx()]
-            .as_mut()
-            .expect("an LLR port")
-            .flush()
-            .collect();
+        let l = self.net.llr[p.idx()].as_mut().expect("an LLR port");
+        let (lost, a) = l.flush(self.now);
         for pkt in lost {
             self.totals.llr_copies += 1;
             self.totals.llr_copy_bytes += pkt.frame as u64;
             self.drop(pkt, reason, p);
         }
+        if a.init {
+            self.llr_init(p);
+        }
+        self.llr_arm(p);
     }
 
     /// LLR port `p`'s cable was cut: what was on it is discarded (the buffer flush, next,

@@ -134,7 +134,7 @@ impl Sim<'_> {
                 if !bad {
                     self.mirror(q, false, &pkt);
                 }
-                return self.on_llr_ctl(q, &pkt, bad);
+                return self.on_llr_ctl(p, q, &pkt, bad);
             }
             if seq != crate::llr::NONE {
                 // Numbered: LLR decides (a corrupted one is discarded here, replayed later).

@@ -281,8 +281,8 @@ pub struct Topology {
     pub fec_mismatches: Vec<FecMismatch>,
     /// Cables of 25G and up with bit errors before FEC and no FEC: (key, rate, bit error rate).
     pub unprotected: Vec<(String, BitRate, f64)>,
-    /// Cables with LLR on at one end only, by the key that configured them.
-    pub llr_mismatches: Vec<String>,
+    /// Cables whose LLR settings call for a finding, by the key that configured them.
+    pub llr_notes: Vec<(String, crate::llr::LlrNote)>,
 }
 
 /// Largest fabric we agree to build (nodes), to turn typos like `k = 4000` into errors.
@@ -362,8 +362,10 @@ impl Topology {
         if let Some(llr) = &l.llr {
             llr.resolve(key, l.rate, l.hop_delay(d))?;
             let key = format!("{key}.llr");
-            if llr.mismatched() && !self.llr_mismatches.contains(&key) {
-                self.llr_mismatches.push(key);
+            if let Some(note) = llr.note()
+                && !self.llr_notes.iter().any(|n| n.0 == key)
+            {
+                self.llr_notes.push((key, note));
             }
         }
         if let Some(crate::fec::FecEnds::Each(ends)) = l.fec

@@ -6,6 +6,7 @@
 
 use super::{Finding, Level};
 use crate::fec::{BitErrors, Fec};
+use crate::llr::{FrameAction, LlrNote};
 use crate::topology::Topology;
 
 /// The code 802.3 runs at `rate`: RS(528,514) at 25G and 100G on NRZ lanes (clauses 108,
@@ -46,18 +47,8 @@ pub fn check(topo: &Topology, out: &mut Vec<Finding>) {
             ),
         });
     }
-    for key in &topo.llr_mismatches {
-        out.push(Finding {
-            level: Level::Warning,
-            id: "llr-mismatch",
-            key: key.clone(),
-            file: None,
-            problem: "link level retry is on at one end only: the other never echoes LLR_INIT, \
-                      so the cable runs without LLR (frames sent best effort, as SAI's \
-                      INIT_LLR_FRAME_ACTION default says) and a corrupted frame is lost end to end"
-                .to_string(),
-            fix: "llr = true on both ends (or false on both)".to_string(),
-        });
+    for (key, note) in &topo.llr_notes {
+        out.push(llr_finding(key, *note));
     }
     let down = topo.links.iter().filter(|l| !l.up).count();
     for m in &topo.fec_mismatches {
@@ -84,5 +75,45 @@ pub fn check(topo: &Topology, out: &mut Vec<Finding>) {
                 }
             ),
         });
+    }
+}
+
+/// What a cable's LLR setting will do that its user likely did not mean.
+fn llr_finding(key: &str, note: LlrNote) -> Finding {
+    let (id, problem, fix) = match note {
+        LlrNote::Mismatched => (
+            "llr-mismatch",
+            "link level retry is on at one end only: the other never echoes LLR_INIT, so the \
+             cable runs without LLR (frames sent best effort, as SAI's INIT_LLR_FRAME_ACTION \
+             default says) and a corrupted frame is lost end to end"
+                .to_string(),
+            "llr = true on both ends (or false on both)",
+        ),
+        LlrNote::StaysInFlush(action) => (
+            "llr-stays-in-flush",
+            format!(
+                "re_init_on_flush = false: a sender that flushes (replay_count replays in a row, \
+                 or pcs_lost_timeout or data_age_timeout passed) stays in FLUSH for the rest of \
+                 the run, as SAI has it until management acts; its new frames are then {}",
+                match action {
+                    FrameAction::BestEffort => {
+                        "sent best effort, without LLR: a corrupted frame is lost end to end"
+                    }
+                    FrameAction::Block =>
+                        "held (flush_action = \"block\"): the cable stops carrying data for good",
+                    FrameAction::Discard =>
+                        "discarded (flush_action = \"discard\"): the cable drops all data for good",
+                }
+            ),
+            "re_init_on_flush = true (SONiC's llrorch always sets RE_INIT_ON_FLUSH; the default here)",
+        ),
+    };
+    Finding {
+        level: Level::Warning,
+        id,
+        key: key.to_string(),
+        file: None,
+        problem,
+        fix: fix.to_string(),
     }
 }
