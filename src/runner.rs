@@ -208,6 +208,8 @@ pub fn simulate(
             }
             let wall = t0.elapsed().as_secs_f64();
             sim.shed();
+            #[cfg(target_os = "linux")]
+            crate::alloc::give_back();
             let report = VariantReport::new(&sim, wall);
             // A finished variant keeps its line, with what it came to.
             let s = &report.summary;
@@ -223,6 +225,8 @@ pub fn simulate(
             ));
             let telemetry = Telemetry::take(&mut sim);
             drop(sim);
+            #[cfg(target_os = "linux")]
+            crate::alloc::give_back();
             done.lock().expect("no panics while held")[i] = Some((report, telemetry));
         }
     };

@@ -246,7 +246,7 @@ impl<'a> Sim<'a> {
             s.partition(i as u32, &layout, &cut);
             others.push(s);
         }
-        let mut parts: Vec<&mut Sim<'a>> = std::iter::once(self).chain(others.iter_mut()).collect();
+        let mut parts: Vec<&mut Sim<'a>> = std::iter::once(&mut *self).chain(others.iter_mut()).collect();
         let mut coord = Coordinator {
             next_sample: Some(Time::ZERO),
             next_look: None,
@@ -265,7 +265,11 @@ impl<'a> Sim<'a> {
         if sparse {
             merge::queues(&mut parts);
         }
-        let head = &mut *parts[0];
+        // The other partitions hold nothing the run still needs: their memory goes back now,
+        // not after the rest of a run gone back to one thread.
+        drop(parts);
+        drop(others);
+        let head = self;
         head.now = head.now.max(now);
         head.totals.events += events;
         if sparse {
