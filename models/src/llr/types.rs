@@ -126,7 +126,7 @@ pub enum Admit {
     Number,
     /// Send it without a number (LLR does not cover it).
     Unprotected,
-    /// Keep it back: the replay buffer is full.
+    /// Keep it back: the replay buffer is full (or INIT or FLUSH blocks: [`super::Llr::blocked`]).
     Hold,
     /// Drop it (INIT or FLUSH under `discard`).
     Discard,
