@@ -80,6 +80,12 @@ pub fn run(cmd: &ExportCommand) -> Result<ExitCode> {
         .switch_cables(index)
         .ok_or_else(|| BadInput::new(format!("{}: no switch number {index}", args.file.display())))?;
     let fec = scenario.switch_cable_fec(index, v).unwrap_or_default();
+    let llr = scenario.switch_cable_llr(index, v).unwrap_or_default();
+    if llr.iter().flatten().any(|c| !c.re_init_on_flush) {
+        errln!(
+            "warning: llr re_init_on_flush = false: SONiC's llrorch sets RE_INIT_ON_FLUSH on every LLR profile it creates, so the box re-initialises after a flush where the run stays in FLUSH"
+        );
+    }
     let (sw, pfc) = v.switch_settings(index);
     // SONiC's config_db has no CBFC table: a priority the run keeps lossless by credits is
     // exported as the closest thing a box runs, a PFC priority with the headroom its cable
@@ -95,7 +101,7 @@ pub fn run(cmd: &ExportCommand) -> Result<ExitCode> {
         pfc.mode = models::cbfc::FlowControl::Pfc;
         pfc.cbfc.priorities = None;
     }
-    let json = models::sonic::export::export(sw, &pfc, &cables, &fec, v.max_frame())
+    let json = models::sonic::export::export(sw, &pfc, &cables, &fec, &llr, v.max_frame())
         .map_err(|e| BadInput::new(format!("{}: variant {}: {e}", args.file.display(), v.name)))?;
     let text = serde_json::to_string_pretty(&json)? + "\n";
     match &args.out {

@@ -169,7 +169,12 @@ impl Network {
             false => Vec::new(),
             true => port_link
                 .iter()
-                .map(|&l| t.links[l as usize].llr.map(|c| Box::new(crate::llr::Llr::new(c))))
+                .zip(&port_node)
+                .map(|(&l, &node)| {
+                    let l = &t.links[l as usize];
+                    let end = usize::from(node != l.a);
+                    l.llr.as_ref().map(|c| Box::new(crate::llr::Llr::new(c[end])))
+                })
                 .collect(),
         };
         Network {

@@ -189,3 +189,39 @@ fn every_schema_key_is_documented() {
         "keys the schema takes that docs/ never names: {missing:?}"
     );
 }
+
+/// Every finding the configuration check can raise has its row in docs/check.md: its id as
+/// the check's sources write it (`id: "..."`, or a `"word-word",` line of an id table).
+#[test]
+fn every_finding_is_documented() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/check.md")).unwrap();
+    let dir = root.join("models/src/scenario/check");
+    let mut ids = Vec::new();
+    for f in std::fs::read_dir(&dir).unwrap() {
+        let src = std::fs::read_to_string(f.unwrap().path()).unwrap();
+        for line in src.lines().map(str::trim) {
+            let quoted = line
+                .strip_prefix("id: \"")
+                .and_then(|r| r.strip_suffix("\","))
+                .or_else(|| line.strip_prefix('"').and_then(|r| r.strip_suffix("\",")));
+            if let Some(id) = quoted.filter(|id| {
+                id.contains('-')
+                    && id
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            }) {
+                ids.push(id.to_string());
+            }
+        }
+    }
+    assert!(ids.len() > 20, "the sources' ids: {ids:?}");
+    let missing: Vec<&String> = ids
+        .iter()
+        .filter(|id| !doc.contains(&format!("| `{id}` |")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "findings without a row in docs/check.md: {missing:?}"
+    );
+}

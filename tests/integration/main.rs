@@ -41,6 +41,7 @@ pub mod results;
 mod roce;
 mod sonic;
 mod sonic_fec;
+mod sonic_llr;
 mod sweep;
 #[cfg(unix)]
 mod sweep_slurm;

@@ -89,6 +89,57 @@ pub enum FrameAction {
     Discard,
 }
 
+impl LlrSettings {
+    /// The settings the model can run, or the setting that it cannot (its TOML name) and why.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if let Some(b) = self.buffer
+            && !(crate::packet::MIN_FRAME as u64..=u32::MAX as u64).contains(&b.0)
+        {
+            return Err((
+                "buffer",
+                format!("must be 64B to 4294967295B (SAI's u32), got {b}"),
+            ));
+        }
+        if let Some(f) = self.frames
+            && !(1..=MAX_FRAMES).contains(&f)
+        {
+            return Err(("frames", format!("must be 1 to {MAX_FRAMES}, got {f}")));
+        }
+        if let Some(t) = self.replay_timer
+            && (t == Duration::ZERO || t > MAX_REPLAY_TIMER)
+        {
+            return Err((
+                "replay_timer",
+                format!("must be over 0 and at most 65535ns, got {t}"),
+            ));
+        }
+        if let Some(c) = self.replay_count
+            && !(1..=255).contains(&c)
+        {
+            return Err(("replay_count", format!("must be 1 to 255, got {c}")));
+        }
+        for (k, t) in [
+            ("pcs_lost_timeout", self.pcs_lost_timeout),
+            ("data_age_timeout", self.data_age_timeout),
+        ] {
+            if let Some(t) = t
+                && t > MAX_TIMEOUT
+            {
+                return Err((k, format!("must be at most 4290000000ns (SAI's range), got {t}")));
+            }
+        }
+        if let Some(b) = self.ctlos_spacing
+            && !(400..=16_384).contains(&b.0)
+        {
+            return Err((
+                "ctlos_spacing",
+                format!("must be 400B to 16384B ([HLD]'s range), got {b}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl<'de> Deserialize<'de> for LlrCable {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
@@ -164,54 +215,8 @@ impl LlrCable {
         delay: Duration,
     ) -> Result<Option<LlrConfig>, crate::error::FieldError> {
         let s = &self.settings;
-        let err = |k: &str, m: String| crate::error::FieldError::new(format!("{key}.llr.{k}"), m);
-        if let Some(b) = s.buffer
-            && !(crate::packet::MIN_FRAME as u64..=u32::MAX as u64).contains(&b.0)
-        {
-            return Err(err(
-                "buffer",
-                format!("must be 64B to 4294967295B (SAI's u32), got {b}"),
-            ));
-        }
-        if let Some(f) = s.frames
-            && !(1..=MAX_FRAMES).contains(&f)
-        {
-            return Err(err("frames", format!("must be 1 to {MAX_FRAMES}, got {f}")));
-        }
-        if let Some(t) = s.replay_timer
-            && (t == Duration::ZERO || t > MAX_REPLAY_TIMER)
-        {
-            return Err(err(
-                "replay_timer",
-                format!("must be over 0 and at most 65535ns, got {t}"),
-            ));
-        }
-        if let Some(c) = s.replay_count
-            && !(1..=255).contains(&c)
-        {
-            return Err(err("replay_count", format!("must be 1 to 255, got {c}")));
-        }
-        for (k, t) in [
-            ("pcs_lost_timeout", s.pcs_lost_timeout),
-            ("data_age_timeout", s.data_age_timeout),
-        ] {
-            if let Some(t) = t
-                && t > MAX_TIMEOUT
-            {
-                return Err(err(
-                    k,
-                    format!("must be at most 4290000000ns (SAI's range), got {t}"),
-                ));
-            }
-        }
-        if let Some(b) = s.ctlos_spacing
-            && !(400..=16_384).contains(&b.0)
-        {
-            return Err(err(
-                "ctlos_spacing",
-                format!("must be 400B to 16384B ([HLD]'s range), got {b}"),
-            ));
-        }
+        s.check()
+            .map_err(|(k, m)| crate::error::FieldError::new(format!("{key}.llr.{k}"), m))?;
         if self.ends != [true, true] {
             return Ok(None);
         }

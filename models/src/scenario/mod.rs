@@ -13,10 +13,12 @@ pub mod budget;
 pub mod check;
 mod ctx;
 pub mod error;
+mod file_ports;
 pub mod limits;
 pub mod names;
 pub mod overrides;
 pub mod port_fec;
+pub mod port_llr;
 pub mod sonic;
 pub mod tiers;
 mod traffic;
@@ -148,6 +150,30 @@ impl Scenario {
                     };
                     let end = files[k].ends[usize::from(l.a.idx() != node)].as_ref();
                     files[k].result.or(end.map(|e| e.fec)).unwrap_or(scenario)
+                })
+                .collect(),
+        )
+    }
+
+    /// The LLR profile each cable of switch number `switch` runs at its end in variant `v`, in
+    /// cable order (None: the cable runs without LLR): the scenario's, or what the switches'
+    /// SONiC files set (`port_llr`).
+    pub fn switch_cable_llr(&self, switch: usize, v: &Variant) -> Option<Vec<Option<crate::llr::LlrConfig>>> {
+        let node = self.switch_node(switch)?;
+        let files = port_llr::cables(&self.topology, v); // in cable order
+        let links = self.topology.links.iter().enumerate();
+        Some(
+            links
+                .filter(|(_, l)| l.a.idx() == node || l.b.idx() == node)
+                .map(|(i, l)| {
+                    let end = usize::from(l.a.idx() != node);
+                    match files.binary_search_by_key(&i, |c| c.link) {
+                        Ok(k) => match &files[k].outcome {
+                            port_llr::Outcome::On(c) => Some(c[end]),
+                            _ => None,
+                        },
+                        Err(_) => l.llr.as_ref().map(|c| c[end]),
+                    }
                 })
                 .collect(),
         )

@@ -9,7 +9,6 @@
 //! (neither finds the other's codeword markers: 802.3 clause 91.5.3.1, alignment lock).
 
 use super::Variant;
-use super::check::Fabric;
 use crate::fec::Fec;
 use crate::topology::Topology;
 
@@ -34,42 +33,21 @@ pub struct CableFec {
 
 /// Every cable of `topo` whose FEC the SONiC files of `v`'s switches set, in cable order.
 pub fn cables(topo: &Topology, v: &Variant) -> Vec<CableFec> {
-    let any = |info: &super::sonic::SonicInfo| info.imported.ports.iter().any(|p| p.fec.is_some());
-    if !v
-        .sonic
-        .iter()
-        .chain(v.tiers.iter().filter_map(|t| t.sonic.as_ref()))
-        .any(any)
-    {
+    let files = super::file_ports::ends(topo, v, |p| p.fec.is_some());
+    if files.is_empty() {
         return Vec::new();
     }
-    let fabric = Fabric::of(topo);
     let mut ends: Vec<[Option<FileEnd>; 2]> = vec![[None, None]; topo.links.len()];
-    for (s, cables) in fabric.cables.iter().enumerate() {
-        let Some(info) = v.sonic_of(s).filter(|i| any(i)) else {
+    for e in files {
+        let Some(fec) = e.port.fec_mode(e.mbps) else {
             continue;
         };
-        let node = fabric.switch_node[s];
-        let rates: Vec<u64> = cables
-            .iter()
-            .map(|&i| topo.links[i as usize].rate.0 / 1_000_000)
-            .collect();
-        let taken = info.imported.ports_for(&rates);
-        for ((&i, port), mbps) in cables.iter().zip(taken).zip(rates) {
-            let (Some(port), l) = (port, &topo.links[i as usize]) else {
-                continue;
-            };
-            let Some(fec) = port.fec_mode(mbps) else {
-                continue;
-            };
-            let end = usize::from(l.a.idx() != node);
-            ends[i as usize][end] = Some(FileEnd {
-                fec,
-                switch: topo.nodes[node].name.clone(),
-                port: port.name.clone(),
-                file: info.file.clone(),
-            });
-        }
+        ends[e.link][e.end] = Some(FileEnd {
+            fec,
+            switch: e.switch.to_string(),
+            port: e.port.name.clone(),
+            file: e.file.to_string(),
+        });
     }
     ends.into_iter()
         .enumerate()
@@ -100,7 +78,22 @@ pub fn apply(topo: &Topology, v: &Variant) -> Option<Topology> {
     }
     let mut t = topo.clone();
     for c in &cables {
-        t.set_fec(c.link, c.result);
+        set_fec(&mut t, c.link, c.result);
     }
     Some(t)
+}
+
+/// Cable `i` runs FEC `fec` at both ends, its decoder's least latency added to each hop,
+/// or never comes up (None: its ends differ).
+fn set_fec(t: &mut Topology, i: usize, fec: Option<Fec>) {
+    let l = &mut t.links[i];
+    match fec {
+        None => l.up = false,
+        Some(f) if f != l.errors.fec.fec => {
+            let old = l.errors.fec.fec.latency(l.rate);
+            l.delay = sim_core::Duration(l.delay.0.saturating_sub(old.0)) + f.latency(l.rate);
+            l.errors.fec = crate::fec::BitErrors::new(l.errors.fec.pre_fec_ber, f);
+        }
+        Some(_) => {}
+    }
 }

@@ -188,11 +188,14 @@ impl<'a> Sim<'a> {
 }
 
 /// The network of ports and cables, routing by the variant's policy, each cable with the
-/// FEC its switches' SONiC files set (`crate::scenario::port_fec`). A switch's pipeline
+/// FEC and the LLR its switches' SONiC files set (`crate::scenario::port_fec`, `port_llr`). A switch's pipeline
 /// latency delays every frame it receives: it is folded into the cables that lead into
 /// switches.
 fn fabric(scenario: &Scenario, variant: &Variant, streams: &RngStreams) -> Network {
-    let own = crate::scenario::port_fec::apply(&scenario.topology, variant);
+    let mut own = crate::scenario::port_fec::apply(&scenario.topology, variant);
+    if let Some(t) = crate::scenario::port_llr::apply(own.as_ref().unwrap_or(&scenario.topology), variant) {
+        own = Some(t);
+    }
     let topo = own.as_ref().unwrap_or(&scenario.topology);
     let mut net = Network::build(topo, variant.switch.routing, streams);
     if variant.switch.latency > Duration::ZERO {

@@ -8,7 +8,8 @@
 //! sets it, or computed from the cable as a run computes it); the
 //! watchdog's action is the scenario's (`alert` when its watchdog is off: a box that only
 //! reports storms, as the model then does); a port whose cable runs RS-FEC gets `"fec": "rs"`
-//! (the code its speed and lanes take), the others no `fec` (the box keeps its default).
+//! (the code its speed and lanes take), the others no `fec` (the box keeps its default); a
+//! port whose cable runs LLR gets an `LLR_PORT` entry and its profile (`super::llr`).
 
 use crate::pfc::PfcConfig;
 use crate::switch::SwitchConfig;
@@ -17,12 +18,13 @@ use sim_core::{BitRate, Duration};
 
 /// The fragment for a switch with settings `sw` and `pfc` (its tier's, or `[switch]` and
 /// `[pfc]`), these cables (rate and propagation delay, in cable order) running these FEC
-/// modes, and frames up to `max_frame` bytes (what a computed headroom must absorb).
+/// modes and LLR profiles, and frames up to `max_frame` bytes (what a computed headroom must absorb).
 pub fn export(
     sw: &SwitchConfig,
     pfc: &PfcConfig,
     cables: &[(BitRate, Duration)],
     fec: &[crate::fec::Fec],
+    llr: &[Option<crate::llr::LlrConfig>],
     max_frame: u32,
 ) -> Result<Value, String> {
     let rates: Vec<BitRate> = cables.iter().map(|c| c.0).collect();
@@ -43,6 +45,9 @@ pub fn export(
         port_t.insert(p.clone(), port);
     }
     out.insert("PORT".into(), Value::Object(port_t));
+    for (table, entries) in super::llr::export(&ports, cables, llr) {
+        out.insert(table.into(), entries);
+    }
     // Each port's lossless headroom, as the run lays it out (set, the profile's, or computed
     // from the cable): each profile's xoff.
     let headroom: Vec<u64> = cables

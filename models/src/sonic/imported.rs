@@ -28,6 +28,28 @@ pub struct SonicPort {
     pub alias: Option<String>,
     /// `fec`, as written (`rs`, `fc`, `none`, `auto`).
     pub fec: Option<String>,
+    /// Its `LLR_PORT` entry, when the file's LLR mode applies one (`super::llr`).
+    pub llr: Option<PortLlr>,
+}
+
+/// A port's `LLR_PORT` entry, with the `LLR_PROFILE` it binds (`super::llr`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PortLlr {
+    /// `llr_local`: its receiver runs LLR.
+    pub local: bool,
+    /// `llr_remote`: its transmitter runs LLR.
+    pub remote: bool,
+    /// The profile's name and settings; None when none is bound or llrorch would refuse it
+    /// (the port's LLR then stays down).
+    pub profile: Option<(String, crate::llr::LlrSettings)>,
+}
+
+impl PortLlr {
+    /// The settings this port's end runs: None unless both its receiver and transmitter run
+    /// LLR under a profile (the model runs LLR on a cable both ways or not at all).
+    pub fn settings(&self) -> Option<crate::llr::LlrSettings> {
+        (self.local && self.remote).then_some(self.profile.as_ref()?.1)
+    }
 }
 
 impl SonicPort {

@@ -15,11 +15,13 @@
 pub mod export;
 pub mod import;
 mod imported;
+pub mod llr;
 mod pfcwd;
+mod read;
 mod schema;
 
 pub use import::import;
-pub use imported::{Imported, SonicPort};
+pub use imported::{Imported, PortLlr, SonicPort};
 
 use serde_json::{Map, Value};
 

@@ -2,7 +2,7 @@
 //! models (`sonic-buildimage/src/sonic-yang-models/yang-models/sonic-buffer-pool.yang`,
 //! `sonic-buffer-profile.yang`, `sonic-port.yang`, `sonic-wred-profile.yang`,
 //! `sonic-scheduler.yang`, `sonic-pfcwd.yang`, `sonic-port-qos-map.yang`,
-//! `sonic-cable-length.yang`, `sonic-dscp-tc-map.yang`), before anything is imported: a
+//! `sonic-cable-length.yang`, `sonic-dscp-tc-map.yang`, and the LLR design's `sonic-llr*`), before anything is imported: a
 //! malformed value is refused with its JSON path even where the model does not use it (an
 //! unused profile, a port field that is not modelled), as `config load` would refuse it.
 //!
@@ -44,6 +44,8 @@ const ECN: Ty = Ty::Word(&[
     "ecn_all",
 ]);
 const PERCENT: Ty = Ty::Int(0, 100);
+const ENABLED: Ty = Ty::Word(&["enabled", "disabled"]);
+const LLR_ACTION: Ty = Ty::Word(&["best_effort", "block", "discard"]);
 
 /// Fields of each table, with their types; fields not listed are not checked.
 const FIELDS: &[(&str, &[(&str, Ty)])] = &[
@@ -134,6 +136,31 @@ const FIELDS: &[(&str, &[(&str, Ty)])] = &[
             ("restoration_time", Ty::Int(1, 600_000)),
             ("action", Ty::Word(&["drop", "forward", "alert"])),
             ("POLL_INTERVAL", Ty::Int(1, 60_000)),
+        ],
+    ),
+    // SONiC's LLR design, §2.4.1 and its YANG models (`crate::sonic` cites it).
+    ("LLR_CONFIG", &[("mode", Ty::Word(&["static", "dynamic"]))]),
+    (
+        "LLR_PORT",
+        &[
+            ("llr_local", ENABLED),
+            ("llr_remote", ENABLED),
+            ("llr_profile", Ty::Ref("LLR_PROFILE")),
+            ("profile", Ty::Ref("LLR_PROFILE")),
+        ],
+    ),
+    (
+        "LLR_PROFILE",
+        &[
+            ("max_outstanding_frames", Ty::Int(0, 524_288)),
+            ("max_outstanding_bytes", Ty::Int(0, 4_294_967_295)),
+            ("max_replay_count", Ty::Int(1, 255)),
+            ("max_replay_timer", Ty::Int(0, 65_535)),
+            ("pcs_lost_timeout", Ty::Int(0, 4_290_000_000)),
+            ("data_age_timeout", Ty::Int(0, 4_290_000_000)),
+            ("ctlos_spacing_bytes", Ty::Int(400, 16_384)),
+            ("init_action", LLR_ACTION),
+            ("flush_action", LLR_ACTION),
         ],
     ),
     // Tables the model does not read, whose values a switch's file commonly holds: checked

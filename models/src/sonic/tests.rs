@@ -192,7 +192,8 @@ fn import_export_import_gives_the_same_settings() {
         .unwrap();
         let v = &s.variants[0];
         let (sw, pfc) = v.switch_settings(0);
-        let json = super::export::export(sw, pfc, &s.switch_cables(0).unwrap(), &[], v.max_frame()).unwrap();
+        let json =
+            super::export::export(sw, pfc, &s.switch_cables(0).unwrap(), &[], &[], v.max_frame()).unwrap();
         let again = settings(&serde_json::to_string(&json).unwrap());
         assert_eq!(first, again, "{file}: round trip");
     }
@@ -303,7 +304,7 @@ fn a_computed_headroom_is_exported_as_the_run_lays_it_out_and_imports_back_the_s
     let s = parse(&fabric(""), "t.toml", "t", &Overrides::default()).unwrap();
     let v = &s.variants[0];
     let (sw, pfc) = v.switch_settings(0);
-    let json = super::export::export(sw, pfc, &s.switch_cables(0).unwrap(), &[], v.max_frame()).unwrap();
+    let json = super::export::export(sw, pfc, &s.switch_cables(0).unwrap(), &[], &[], v.max_frame()).unwrap();
     let profiles = json["BUFFER_PROFILE"].as_object().unwrap();
     let xoff = |name: &str| profiles[name]["xoff"].as_str().unwrap().parse::<u64>().unwrap();
     // A 100 m cable needs more headroom than a 3 m one, at four times the rate.
@@ -343,6 +344,7 @@ fn a_ports_rs_is_the_code_802_3_gives_its_lanes() {
         lanes: lanes.map(str::to_string),
         alias: None,
         fec: Some(fec.into()),
+        llr: None,
     };
     // NRZ lanes of 25G: RS(528,514) (clauses 91, 108); PAM4 lanes of 50G and up: RS(544,514)
     // (clauses 91, 119, 134).
@@ -366,4 +368,201 @@ fn a_ports_rs_is_the_code_802_3_gives_its_lanes() {
     assert_eq!(port(100_000, None, "none").fec_mode(100_000), Some(Fec::None));
     assert_eq!(port(100_000, None, "auto").fec_mode(100_000), None);
     assert_eq!(port(25_000, None, "fc").fec_mode(25_000), None);
+}
+
+/// Two ports and the LLR tables of SONiC's LLR design (its §2.4.1.5 sample profile), with
+/// `port` as Ethernet0's `LLR_PORT` fields and `profile` added to the profile's.
+fn llr_file(mode: &str, port: &str, profile: &str) -> String {
+    format!(
+        r#"{{"PORT": {{"Ethernet0": {{"speed": "100000"}}, "Ethernet4": {{"speed": "100000"}}}},
+            {mode}
+            "LLR_PORT": {{"Ethernet0": {{{port}}}}},
+            "LLR_PROFILE": {{"llr_800000_40m_profile": {{
+                "max_outstanding_frames": "4096", "max_outstanding_bytes": "262144",
+                "max_replay_count": "3", "pcs_lost_timeout": "50000", "data_age_timeout": "20000",
+                "ctlos_spacing_bytes": "2048", "init_action": "best_effort"{profile}}}}}}}"#
+    )
+}
+
+const STATIC: &str = r#""LLR_CONFIG": {"GLOBAL": {"mode": "static"}},"#;
+const BOTH: &str =
+    r#""llr_local": "enabled", "llr_remote": "enabled", "llr_profile": "llr_800000_40m_profile""#;
+
+#[test]
+fn llr_tables_give_each_port_its_enables_and_its_profile_with_the_yang_defaults() {
+    use crate::llr::FrameAction;
+    use sim_core::{Bytes, Duration};
+    let got = import(&llr_file(
+        STATIC,
+        BOTH,
+        r#", "max_replay_timer": "5000", "flush_action": "block""#,
+    ))
+    .unwrap();
+    let llr = got.ports[0].llr.clone().expect("Ethernet0's entry");
+    assert!(llr.local && llr.remote);
+    let (name, s) = llr.profile.clone().unwrap();
+    assert_eq!(name, "llr_800000_40m_profile");
+    assert_eq!((s.frames, s.buffer), (Some(4096), Some(Bytes(262_144))));
+    assert_eq!(s.replay_timer, Some(Duration::from_ns(5_000)));
+    assert_eq!(s.replay_count, Some(3));
+    assert_eq!(s.pcs_lost_timeout, Some(Duration::from_ns(50_000)));
+    assert_eq!(s.data_age_timeout, Some(Duration::from_ns(20_000)));
+    assert_eq!(s.flush_action, Some(FrameAction::Block));
+    // llrorch always creates profiles with RE_INIT_ON_FLUSH.
+    assert_eq!(s.re_init_on_flush, Some(true));
+    assert_eq!(llr.settings(), Some(s));
+    assert!(got.ports[1].llr.is_none(), "no entry for Ethernet4");
+    assert!(
+        got.warnings.iter().all(|w| !w.contains("LLR")),
+        "{:?}",
+        got.warnings
+    );
+    // What a profile leaves out takes sonic-llr-profile's YANG defaults: one replay.
+    let sparse = r#"{"PORT": {"Ethernet0": {}}, "LLR_CONFIG": {"GLOBAL": {"mode": "static"}},
+        "LLR_PORT": {"Ethernet0": {"llr_local": "enabled", "llr_remote": "enabled", "profile": "p"}},
+        "LLR_PROFILE": {"p": {"max_outstanding_frames": "10", "max_outstanding_bytes": "40000"}}}"#;
+    let got = import(sparse).unwrap();
+    let s = got.ports[0].llr.clone().unwrap().profile.unwrap().1;
+    assert_eq!(s.replay_count, Some(1));
+    assert_eq!(s.ctlos_spacing, Some(Bytes(2_048)));
+    assert_eq!(
+        (s.init_action, s.flush_action),
+        (Some(FrameAction::BestEffort), Some(FrameAction::BestEffort))
+    );
+    // ... but for the replay timer, whose default (0) the model cannot run: said out loud.
+    assert_eq!(s.replay_timer, Some(crate::llr::REPLAY_TIMER));
+    assert!(
+        got.warnings
+            .iter()
+            .any(|w| w.starts_with("LLR_PROFILE.p.max_replay_timer")),
+        "{:?}",
+        got.warnings
+    );
+}
+
+#[test]
+fn llr_entries_that_cannot_apply_are_warned_and_values_the_model_cannot_run_are_refused() {
+    let warned = |json: &str, starts: &str| {
+        let got = import(json).unwrap();
+        assert!(
+            got.warnings.iter().any(|w| w.starts_with(starts)),
+            "{starts}: {:?}",
+            got.warnings
+        );
+        got
+    };
+    // Dynamic mode: LLDP decides, which SONiC's phase I does not have.
+    let dynamic = r#""LLR_CONFIG": {"GLOBAL": {"mode": "dynamic"}},"#;
+    let got = warned(&llr_file(dynamic, BOTH, ""), "LLR_CONFIG.GLOBAL.mode: dynamic");
+    assert!(got.ports[0].llr.is_none());
+    // No mode at all: read as static, said.
+    let got = warned(&llr_file("", BOTH, ""), "LLR_CONFIG.GLOBAL.mode: missing");
+    assert!(got.ports[0].llr.is_some());
+    // A profile without a mandatory field is not created: the port binds nothing.
+    let no_bytes = llr_file(STATIC, BOTH, "").replace(r#""max_outstanding_bytes": "262144","#, "");
+    let got = warned(
+        &no_bytes,
+        "LLR_PROFILE.llr_800000_40m_profile: max_outstanding_bytes missing",
+    );
+    assert_eq!(got.ports[0].llr.clone().unwrap().settings(), None);
+    // Enabled with no profile: the port's LLR stays down.
+    let unbound = r#""llr_local": "enabled", "llr_remote": "enabled""#;
+    let got = warned(
+        &llr_file(STATIC, unbound, ""),
+        "LLR_PORT.Ethernet0: LLR enabled with no llr_profile",
+    );
+    assert_eq!(got.ports[0].llr.clone().unwrap().settings(), None);
+    // One direction only: not a profile the port runs.
+    let half = r#""llr_local": "enabled", "llr_profile": "llr_800000_40m_profile""#;
+    let got = import(&llr_file(STATIC, half, "")).unwrap();
+    assert_eq!(got.ports[0].llr.clone().unwrap().settings(), None);
+    // A port the PORT table does not have.
+    let json =
+        llr_file(STATIC, BOTH, "").replace(r#""LLR_PORT": {"Ethernet0""#, r#""LLR_PORT": {"Ethernet8""#);
+    warned(&json, "LLR_PORT.Ethernet8: no port Ethernet8 in PORT");
+    // Refused, by their JSON paths: outside the YANG ranges, and what the model cannot run.
+    for (extra, path) in [
+        (
+            r#", "max_replay_count": "0""#,
+            "LLR_PROFILE.llr_800000_40m_profile.max_replay_count",
+        ),
+        (
+            r#", "ctlos_spacing_bytes": "100""#,
+            "LLR_PROFILE.llr_800000_40m_profile.ctlos_spacing_bytes",
+        ),
+        (
+            r#", "flush_action": "drop""#,
+            "LLR_PROFILE.llr_800000_40m_profile.flush_action",
+        ),
+        (
+            r#", "max_replay_timer": "70000""#,
+            "LLR_PROFILE.llr_800000_40m_profile.max_replay_timer",
+        ),
+    ] {
+        let json = llr_file(STATIC, BOTH, "")
+            .replace(r#", "max_replay_count": "3""#, "")
+            .replace(
+                r#""init_action": "best_effort""#,
+                &format!(r#""init_action": "best_effort"{extra}"#),
+            );
+        let e = import(&json).unwrap_err();
+        assert_eq!(e.path, path, "{e}");
+    }
+    let zero = llr_file(STATIC, BOTH, "").replace(
+        r#""max_outstanding_frames": "4096""#,
+        r#""max_outstanding_frames": "0""#,
+    );
+    let e = import(&zero).unwrap_err();
+    assert_eq!(
+        e.path, "LLR_PROFILE.llr_800000_40m_profile.max_outstanding_frames",
+        "{e}"
+    );
+    let e = import(&llr_file(STATIC, r#""llr_local": "on""#, "")).unwrap_err();
+    assert_eq!(e.path, "LLR_PORT.Ethernet0.llr_local", "{e}");
+}
+
+#[test]
+fn llr_profiles_export_as_llr_tables_and_import_back_the_same() {
+    // Host cables with a stated profile, fabric cables with the defaults (a buffer from the
+    // 40 m cable's round trip): two profiles per leaf, each written in full.
+    let toml = r#"
+        [topology]
+        kind = "leaf-spine"
+        leaves = 2
+        spines = 2
+        hosts_per_leaf = 2
+        host_link = { rate = "100Gbps", cable = "3m", llr = { frames = 100, replay_count = 2, flush_action = "discard", ctlos_spacing = "4KiB" } }
+        fabric_link = { rate = "400Gbps", cable = "40m", llr = true }
+        [[flow]]
+        src = "h0"
+        dst = "h3"
+        size = "1MB"
+        "#;
+    let s = parse(toml, "t.toml", "t", &Overrides::default()).unwrap();
+    let v = &s.variants[0];
+    let (sw, pfc) = v.switch_settings(0);
+    let cables = s.switch_cables(0).unwrap();
+    let llr = s.switch_cable_llr(0, v).unwrap();
+    assert!(llr.iter().all(Option::is_some));
+    let json = super::export::export(sw, pfc, &cables, &[], &llr, v.max_frame()).unwrap();
+    let names: Vec<&String> = json["LLR_PROFILE"].as_object().unwrap().keys().collect();
+    assert_eq!(names, ["llr_100000_3m_profile", "llr_400000_40m_profile"]);
+    assert_eq!(
+        json["LLR_PROFILE"]["llr_100000_3m_profile"]["flush_action"],
+        "discard"
+    );
+    let got = import(&serde_json::to_string(&json).unwrap()).unwrap();
+    assert!(
+        got.warnings.iter().all(|w| !w.contains("LLR")),
+        "{:?}",
+        got.warnings
+    );
+    for ((port, &(rate, delay)), want) in got.ports.iter().zip(&cables).zip(&llr) {
+        let settings = port.llr.as_ref().and_then(|l| l.settings()).expect("an LLR port");
+        let cable = crate::llr::LlrCable {
+            ends: [true, true],
+            settings,
+        };
+        assert_eq!(cable.resolve("", rate, delay).unwrap(), *want, "{}", port.name);
+    }
 }

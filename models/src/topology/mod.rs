@@ -236,7 +236,7 @@ pub struct NodeSpec {
 }
 
 /// A full-duplex cable between nodes `a` and `b`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct LinkSpec {
     pub a: NodeId,
     pub b: NodeId,
@@ -249,8 +249,10 @@ pub struct LinkSpec {
     /// The scenario gives the cable's FEC (`fec`); else its ends follow what a switch's SONiC
     /// file sets for its port (`crate::scenario::port_fec`).
     pub fec_stated: bool,
-    /// Link level retry, when both ends run it (`crate::llr`).
-    pub llr: Option<crate::llr::LlrConfig>,
+    /// Link level retry, when both ends run it (`crate::llr`): each end's profile (`a`, `b`).
+    pub llr: Option<Box<[crate::llr::LlrConfig; 2]>>,
+    /// Each end's LLR as the scenario's `llr` states it (None: it says nothing).
+    pub llr_ends: Option<[bool; 2]>,
 }
 
 /// Cables whose ends run different FEC modes, by the key that configured them.
@@ -395,6 +397,7 @@ impl Topology {
         let fec = l.agreed_fec();
         let hop = l.hop_delay(delay);
         let llr = l.llr.and_then(|c| c.resolve("", l.rate, hop).ok().flatten());
+        let llr = llr.map(|c| Box::new([c, c]));
         self.links.push(LinkSpec {
             a,
             b,
@@ -408,22 +411,8 @@ impl Topology {
             up: fec.is_some(),
             fec_stated: l.fec.is_some(),
             llr,
+            llr_ends: l.llr.map(|c| c.ends),
         });
-    }
-
-    /// Cable `i` runs FEC `fec` at both ends, its decoder's least latency added to each hop,
-    /// or never comes up (None: its ends differ).
-    pub fn set_fec(&mut self, i: usize, fec: Option<crate::fec::Fec>) {
-        let l = &mut self.links[i];
-        match fec {
-            None => l.up = false,
-            Some(f) if f != l.errors.fec.fec => {
-                let old = l.errors.fec.fec.latency(l.rate);
-                l.delay = Duration(l.delay.0.saturating_sub(old.0)) + f.latency(l.rate);
-                l.errors.fec = crate::fec::BitErrors::new(l.errors.fec.pre_fec_ber, f);
-            }
-            Some(_) => {}
-        }
     }
 
     fn add_hosts(&mut self, n: u32) -> Vec<NodeId> {

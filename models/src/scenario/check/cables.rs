@@ -117,3 +117,109 @@ fn llr_finding(key: &str, note: LlrNote) -> Finding {
         fix: fix.to_string(),
     }
 }
+
+/// The LLR the files give their ports, against the cables' other ends
+/// (`crate::scenario::port_llr`): cables that run without it although a file turns it on (a
+/// warning per file and cause), and the cables it runs on (a note per file).
+pub fn check_llr(topo: &Topology, v: &crate::scenario::Variant, out: &mut Vec<Finding>) {
+    use crate::scenario::port_llr::{FileEnd, Outcome};
+    use std::collections::BTreeMap;
+    let mut off: BTreeMap<(&str, &'static str), Vec<String>> = BTreeMap::new();
+    let mut on: BTreeMap<&str, (usize, Vec<String>)> = BTreeMap::new();
+    let cables = crate::scenario::port_llr::cables(topo, v);
+    for c in &cables {
+        let l = &topo.links[c.link];
+        let flag = |b: bool| if b { "enabled" } else { "disabled" };
+        let side = |e: &Option<FileEnd>, node| match (e, l.llr_ends) {
+            (Some(e), _) if e.profile.is_none() => format!("{} {} has no profile", e.switch, e.port),
+            (Some(e), _) => format!(
+                "{} {} llr_local {} llr_remote {}",
+                e.switch,
+                e.port,
+                flag(e.local),
+                flag(e.remote)
+            ),
+            (None, Some(s)) => format!(
+                "{} llr = {} (the scenario's)",
+                topo.node_name(node),
+                s[usize::from(node != l.a)]
+            ),
+            (None, None) => format!("{} follows", topo.node_name(node)),
+        };
+        let first = c.ends.iter().flatten().next().expect("a file sets an end");
+        let id = match &c.outcome {
+            Outcome::On(_) => {
+                let e = on.entry(first.file.as_str()).or_default();
+                e.0 += 1;
+                for p in c.ends.iter().flatten().filter_map(|e| e.profile.as_ref()) {
+                    if !e.1.contains(&p.0) {
+                        e.1.push(p.0.clone());
+                    }
+                }
+                continue;
+            }
+            Outcome::Off => continue,
+            Outcome::Mismatch => "llr-mismatch",
+            Outcome::OneWay => "llr-one-way",
+        };
+        off.entry((first.file.as_str(), id)).or_default().push(format!(
+            "{}, {}",
+            side(&c.ends[0], l.a),
+            side(&c.ends[1], l.b)
+        ));
+    }
+    for ((file, id), cables) in off {
+        let shown: Vec<&str> = cables.iter().take(3).map(String::as_str).collect();
+        let more = match cables.len() - shown.len() {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        let n = cables.len();
+        let (why, fix) = match id {
+            "llr-mismatch" => (
+                "LLR is on at one end and not at the other (the other never echoes LLR_INIT)",
+                "enable llr_local and llr_remote at both ends (LLR_PORT in each box's file, or \
+                 llr = true on the cable in the scenario), or at neither",
+            ),
+            _ => (
+                "only one direction has LLR at its sender (llr_remote) and its receiver \
+                 (llr_local); the model runs LLR on a cable both ways or not at all",
+                "enable llr_local and llr_remote at both ends, as the UE negotiation does once \
+                 each end supports LLR",
+            ),
+        };
+        out.push(Finding {
+            level: Level::Warning,
+            id,
+            key: "LLR_PORT.*".into(),
+            file: Some(file.to_string()),
+            problem: format!(
+                "{n} cable{} run{} without link level retry: {why}: {}{more}; a corrupted frame \
+                 on {} is lost end to end",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "s" } else { "" },
+                shown.join("; "),
+                if n == 1 { "it" } else { "them" },
+            ),
+            fix: fix.into(),
+        });
+    }
+    for (file, (n, profiles)) in on {
+        out.push(Finding {
+            level: Level::Note,
+            id: "sonic-llr",
+            key: "LLR_PORT.*".into(),
+            file: Some(file.to_string()),
+            problem: format!(
+                "the file's ports run link level retry on {n} cable{} (LLR_PROFILE {}): a \
+                 corrupted frame is replayed on its cable, and the flush re-initialises (SONiC's \
+                 llrorch sets RE_INIT_ON_FLUSH on every profile)",
+                if n == 1 { "" } else { "s" },
+                profiles.join(", ")
+            ),
+            fix: "nothing to do if the box runs it; llr_local and llr_remote disabled in the \
+                  file (or llr = false on the cable) runs without it"
+                .into(),
+        });
+    }
+}

@@ -315,6 +315,7 @@ pub fn variant(
     load::check(topo, offered, &mut out);
     cables::check(topo, &mut out);
     ports::check_fec(topo, v, &mut out);
+    cables::check_llr(topo, v, &mut out);
     cbfc::check(topo, v, &mut out);
     out.retain(|f| !silence.iter().any(|s| s == f.id));
     out.sort();
