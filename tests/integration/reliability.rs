@@ -377,7 +377,11 @@ fn numeric_edge_cases_are_rejected_naming_the_key() {
             "workload[0].kind",
         ),
         (
-            &["nic.transport=uet", "flow[0].size=1TB", "run.max_flow_state=1GB"],
+            &[
+                "nic.transport=uet",
+                "flow[0].size=1TB",
+                "run.max_flow_state=100MB",
+            ],
             "run.max_flow_state",
         ),
     ];

@@ -113,7 +113,7 @@ pub(super) fn check_state(flows: &[FlowSpec], v: &Variant) -> Result<(), FieldEr
         return Err(FieldError::new(
             "run.max_flow_state",
             format!(
-                "UET keeps about 9 B per packet of every flow: these {} flows need {} MB, over the {} MB allowed; raise run.max_flow_state if the machine has the memory, or use fewer or smaller flows, or a larger MTU",
+                "UET keeps about 1.1 B per packet of every flow (and a send time for each in flight): these {} flows need {} MB, over the {} MB allowed; raise run.max_flow_state if the machine has the memory, or use fewer or smaller flows, or a larger MTU",
                 flows.len(),
                 need / 1_000_000,
                 limit / 1_000_000

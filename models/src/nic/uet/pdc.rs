@@ -41,10 +41,11 @@ pub struct Sack {
 pub struct UetPdc {
     // Sender.
     tx: Vec<Tx>,
-    /// When each PSN was last sent (for the retransmission timer).
-    sent: Vec<sim_core::Time>,
-    /// The entropy each PSN was last sent on (its path, for a loss probe).
-    ev: Vec<u16>,
+    /// When each PSN from `acked_below` to `next_new` was last sent (for the retransmission
+    /// timer): only those can be in flight, so a message of any length keeps a window's worth.
+    sent: VecDeque<sim_core::Time>,
+    /// The entropy each of those PSNs was last sent on (its path, for a loss probe).
+    ev: VecDeque<u16>,
     next_new: u32,
     retx: VecDeque<u32>,
     /// Payload bytes sent and neither acknowledged nor known lost.
@@ -72,7 +73,7 @@ impl UetPdc {
     /// on several threads that sends or receives none of the flow's packets).
     pub fn shed(&mut self, sender: bool, receiver: bool) {
         if !sender {
-            (self.sent, self.ev) = (Vec::new(), Vec::new());
+            (self.sent, self.ev) = (VecDeque::new(), VecDeque::new());
             // The receiver counts the message's packets by `tx`.
             if !receiver {
                 self.tx = Vec::new();
@@ -93,17 +94,17 @@ impl UetPdc {
     }
 
     /// Bytes of per-packet state a flow of `packets` keeps (sender state per PSN, receiver
-    /// bitmap), for the memory check at validation.
+    /// bitmap), for the memory check at validation; the send times are kept for the PSNs in
+    /// flight only.
     pub const fn state_bytes(packets: u64) -> u64 {
-        packets * (std::mem::size_of::<Tx>() + std::mem::size_of::<sim_core::Time>()) as u64
-            + packets.div_ceil(64) * 8
+        packets * std::mem::size_of::<Tx>() as u64 + packets.div_ceil(64) * 8
     }
 
     pub fn new(packets: u32) -> Self {
         UetPdc {
             tx: vec![Tx::Unsent; packets as usize],
-            sent: vec![sim_core::Time::ZERO; packets as usize],
-            ev: vec![0; packets as usize],
+            sent: VecDeque::new(),
+            ev: VecDeque::new(),
             next_new: 0,
             retx: VecDeque::new(),
             inflight: 0,
@@ -141,12 +142,15 @@ impl UetPdc {
             Some(psn) => (psn, true),
             None if (self.next_new as usize) < self.tx.len() => {
                 self.next_new += 1;
+                self.sent.push_back(now);
+                self.ev.push_back(0);
                 (self.next_new - 1, false)
             }
             None => return None,
         };
         self.tx[psn as usize] = Tx::InFlight;
-        self.sent[psn as usize] = now;
+        let at = self.at(psn);
+        self.sent[at] = now;
         self.inflight += payload(psn) as u64;
         Some((psn, retx))
     }
@@ -179,6 +183,8 @@ impl UetPdc {
         }
         while (self.acked_below as usize) < self.tx.len() && self.tx[self.acked_below as usize] == Tx::Acked {
             self.acked_below += 1;
+            self.sent.pop_front();
+            self.ev.pop_front();
         }
         newly
     }
@@ -192,7 +198,7 @@ impl UetPdc {
         if self.highest_acked == 0 || self.acked_below >= self.highest_acked {
             return 0;
         }
-        let newest = self.sent[self.highest_acked as usize - 1];
+        let newest = self.sent[self.at(self.highest_acked - 1)];
         let mut acked_at_or_below = self.acked_below;
         let mut bytes = 0;
         for psn in self.acked_below..self.highest_acked {
@@ -200,7 +206,7 @@ impl UetPdc {
             match self.tx[i] {
                 Tx::Acked => acked_at_or_below += 1,
                 _ if self.acked - acked_at_or_below < k => break,
-                Tx::InFlight if self.sent[i] < newest => bytes += self.lose(psn, payload(psn)),
+                Tx::InFlight if self.sent[self.at(psn)] < newest => bytes += self.lose(psn, payload(psn)),
                 _ => {}
             }
         }
@@ -251,7 +257,8 @@ impl UetPdc {
         let mut bytes = 0;
         for psn in self.acked_below..self.next_new {
             let i = psn as usize;
-            if self.tx[i] == Tx::InFlight && lost(self.sent[i], self.ev[i]) {
+            let at = self.at(psn);
+            if self.tx[i] == Tx::InFlight && lost(self.sent[at], self.ev[at]) {
                 bytes += self.lose(psn, payload(psn));
             }
         }
@@ -261,14 +268,21 @@ impl UetPdc {
     /// PSN `psn` leaves on entropy `ev`.
     #[inline]
     pub fn sent_on(&mut self, psn: u32, ev: u16) {
-        self.ev[psn as usize] = ev;
+        let at = self.at(psn);
+        self.ev[at] = ev;
+    }
+
+    /// Where PSN `psn` (sent, not below `acked_below`) is in `sent` and `ev`.
+    #[inline]
+    fn at(&self, psn: u32) -> usize {
+        (psn - self.acked_below) as usize
     }
 
     /// The entropy of the lowest PSN in flight: where a probe goes to follow it.
     pub fn oldest_path(&self) -> Option<u16> {
         (self.acked_below..self.next_new)
             .find(|&p| self.tx[p as usize] == Tx::InFlight)
-            .map(|p| self.ev[p as usize])
+            .map(|p| self.ev[self.at(p)])
     }
 
     /// A probe sent at `t` on entropy `ev` came back with little queueing: every PSN still in
@@ -282,7 +296,7 @@ impl UetPdc {
     pub fn oldest_in_flight(&self) -> Option<sim_core::Time> {
         (self.acked_below..self.next_new)
             .filter(|&p| self.tx[p as usize] == Tx::InFlight)
-            .map(|p| self.sent[p as usize])
+            .map(|p| self.sent[self.at(p)])
             .min()
     }
 
