@@ -173,7 +173,13 @@ impl Network {
                 .map(|(&l, &node)| {
                     let l = &t.links[l as usize];
                     let end = usize::from(node != l.a);
-                    l.llr.as_ref().map(|c| Box::new(crate::llr::Llr::new(c[end])))
+                    // This direction runs its sender's profile, but for the spacing of the
+                    // ACKs its receiver sends: the receiving port's (CTLOS_TARGET_SPACING).
+                    let cfg = |c: &[crate::llr::LlrConfig; 2]| crate::llr::LlrConfig {
+                        ctlos_spacing: c[1 - end].ctlos_spacing,
+                        ..c[end]
+                    };
+                    l.llr.as_ref().map(|c| Box::new(crate::llr::Llr::new(cfg(c))))
                 })
                 .collect(),
         };

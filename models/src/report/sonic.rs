@@ -132,6 +132,7 @@ pub(super) fn sonic_rows(sim: &Sim) -> Vec<SonicRow> {
                     );
                 }
             }
+            llr_rows(sim, p, &interface, &mut push);
             for q in 0..8u8 {
                 let qi = q as usize;
                 push(
@@ -246,5 +247,49 @@ fn pfcwd_rows(
         ("RX LAST DROP", w.last[3]),
     ] {
         push("show pfcwd stats", column.clone(), counter, v.to_string());
+    }
+}
+
+/// `show llr counters` for `p`, when its cable runs link level retry (SONiC's LLR HLD,
+/// section 2.6.3: its Rx and Tx tables). The frames `p` sends and the ordered sets it
+/// receives about them are counted on its own direction's LLR; the frames it receives and
+/// the ordered sets it answers with, on its peer's. Poisoned frames are not modelled (0).
+fn llr_rows(
+    sim: &Sim,
+    p: PortId,
+    interface: &str,
+    push: &mut impl FnMut(&'static str, String, &'static str, String),
+) {
+    let of = |q: PortId| sim.net.llr.get(q.idx()).and_then(|l| l.as_ref());
+    let peer = sim.net.peer[p.idx()];
+    let (Some(tx), Some(rx)) = (of(p), (peer != PortId::NONE).then(|| of(peer)).flatten()) else {
+        return;
+    };
+    let (t, r) = (&tx.counters, &rx.counters);
+    push(
+        "show llr counters",
+        interface.to_string(),
+        "STATUS",
+        "Enable".to_string(),
+    );
+    for (counter, v) in [
+        ("RX_INIT", r.rx_init_ctl_os),
+        ("RX_INIT_ECHO", t.rx_init_echo_ctl_os),
+        ("RX_ACK", t.rx_ack_ctl_os),
+        ("RX_NACK", t.rx_nack_ctl_os),
+        ("RX_OK", r.rx_ok),
+        ("RX_BAD", r.rx_bad),
+        ("RX_POISONED", 0),
+        ("RX_REPLAY", r.rx_replay),
+        ("TX_INIT", t.tx_init_ctl_os),
+        ("TX_INIT_ECHO", r.tx_init_echo_ctl_os),
+        ("TX_ACK", r.tx_ack_ctl_os),
+        ("TX_NACK", r.tx_nack_ctl_os),
+        ("TX_OK", t.tx_ok),
+        ("TX_DISCARD", t.tx_discard),
+        ("TX_POISONED", 0),
+        ("TX_REPLAY", t.tx_replay),
+    ] {
+        push("show llr counters", interface.to_string(), counter, v.to_string());
     }
 }

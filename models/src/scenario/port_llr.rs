@@ -1,6 +1,7 @@
 //! `LLR_PORT` on the cables: a switch whose SONiC file gives a port an LLR entry runs what it
 //! says on its end of that port's cable (`crate::sonic` reads the tables; the cable takes the
-//! file's port as `super::file_ports` says), under the profile the entry binds.
+//! file's port as `super::file_ports` says), under the profile the entry binds: each
+//! direction runs its sender's profile, with its receiver's ACK spacing (`Network::build`).
 //!
 //! A direction runs LLR when its sender's transmitter does (`llr_remote`) and the far end's
 //! receiver does (`llr_local`) (\[HLD\] §2.4.1.2, `crate::sonic`). The model runs LLR on a

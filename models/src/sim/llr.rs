@@ -112,8 +112,10 @@ impl Sim<'_> {
         bad: bool,
     ) -> Option<Packet> {
         let l = self.net.llr[p.idx()].as_mut().expect("an LLR port");
-        // No numbered frame behind it on the cable (ordered sets and PFC frames do not count).
-        let last = l.wire.iter().all(|&s| s == NONE);
+        // No numbered frame behind it, on the cable or being serialized onto it (ordered sets
+        // and PFC frames do not count): frames back to back are acknowledged every
+        // `ctlos_spacing` bytes, an idle cable's last at once.
+        let last = l.in_service == NONE && l.wire.iter().all(|&s| s == NONE);
         let (rx, ctl) = l.receive(seq, bad, pkt.frame, last);
         if let Some(c) = ctl {
             self.send_llr_ctl(q, c);
