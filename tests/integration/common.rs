@@ -136,3 +136,14 @@ pub fn counter_total(r: &models::report::VariantReport, name: &str) -> u64 {
 pub fn last_finish(r: &models::report::VariantReport) -> f64 {
     r.flows.iter().filter_map(|f| f.finish_ns).fold(0.0, f64::max)
 }
+
+/// The findings `id` the configuration check raises on the first variant of `toml`.
+pub fn findings(toml: &str, id: &str) -> Vec<models::scenario::check::Finding> {
+    let s = scenario(toml);
+    s.variants[0]
+        .findings
+        .iter()
+        .filter(|f| f.id == id)
+        .cloned()
+        .collect()
+}

@@ -38,16 +38,6 @@ fn ports(fec0: &str, fec1: &str) -> String {
     )
 }
 
-fn findings(toml: &str, id: &str) -> Vec<models::scenario::check::Finding> {
-    let s = scenario(toml);
-    s.variants[0]
-        .findings
-        .iter()
-        .filter(|f| f.id == id)
-        .cloned()
-        .collect()
-}
-
 #[test]
 fn a_files_rs_ports_run_the_code_of_their_lanes_and_add_its_codeword_at_each_hop() {
     // Ethernet0: 100G on four NRZ lanes, RS(528,514) (clause 91); Ethernet4: 100G on two

@@ -47,16 +47,6 @@ fn star(name: &str, port: &str, frames: u32, ctlos: u32, llr: &str) -> (String, 
 
 const ON: &str = r#""llr_local": "enabled", "llr_remote": "enabled", "llr_profile": "llr_100000_3m_profile""#;
 
-fn findings(toml: &str, id: &str) -> Vec<models::scenario::check::Finding> {
-    let s = scenario(toml);
-    s.variants[0]
-        .findings
-        .iter()
-        .filter(|f| f.id == id)
-        .cloned()
-        .collect()
-}
-
 #[test]
 fn a_files_llr_ports_retry_on_their_cables_and_hosts_left_open_follow() {
     let (toml, _d) = star("sonic-llr-follow", ON, 4096, 2048, "");
