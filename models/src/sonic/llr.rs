@@ -102,7 +102,8 @@ pub(super) fn import(root: &Map<String, Value>, out: &mut Imported) -> Result<()
                     None => {
                         out.warn(format!(
                             "{path}.{field}: no LLR_PROFILE {p:?} in the file (it may be on the \
-                             box): the port runs the model's default profile"
+                             box): the port runs the YANG defaults, with the buffer the model \
+                             sizes for its cable"
                         ));
                         Some((p.to_string(), defaults()))
                     }
