@@ -58,9 +58,8 @@ type End = (bool, bool, Option<LlrConfig>);
 /// Every cable of `topo` with an end whose `LLR_PORT` a SONiC file of `v`'s switches sets, in
 /// cable order.
 pub fn cables(topo: &Topology, v: &Variant) -> Vec<CableLlr> {
-    let files = super::file_ports::ends(topo, v, |p| p.llr.is_some());
-    let mut out: Vec<CableLlr> = Vec::new();
-    for e in files {
+    let mut ends: Vec<(usize, usize, FileEnd)> = Vec::new();
+    for e in super::file_ports::ends(topo, v, |p| p.llr.is_some()) {
         let Some(llr) = &e.port.llr else { continue };
         let bound = llr.profile.is_some();
         let end = FileEnd {
@@ -71,20 +70,23 @@ pub fn cables(topo: &Topology, v: &Variant) -> Vec<CableLlr> {
             port: e.port.name.clone(),
             file: e.file.to_string(),
         };
-        match out.iter_mut().find(|c| c.link == e.link) {
-            Some(c) => c.ends[e.end] = Some(end),
-            None => {
-                let mut ends = [None, None];
-                ends[e.end] = Some(end);
-                out.push(CableLlr {
-                    link: e.link,
-                    ends,
-                    outcome: Outcome::Off,
-                });
-            }
+        ends.push((e.link, e.end, end));
+    }
+    // A cable's two ends, when both switches' files set theirs, come together by cable.
+    ends.sort_by_key(|e| (e.0, e.1));
+    let mut out: Vec<CableLlr> = Vec::new();
+    for (link, end, f) in ends {
+        if out.last().is_none_or(|c| c.link != link) {
+            out.push(CableLlr {
+                link,
+                ends: [None, None],
+                outcome: Outcome::Off,
+            });
+        }
+        if let Some(c) = out.last_mut() {
+            c.ends[end] = Some(f);
         }
     }
-    out.sort_by_key(|c| c.link);
     for c in &mut out {
         c.outcome = outcome(&topo.links[c.link], &c.ends);
     }
