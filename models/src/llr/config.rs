@@ -89,6 +89,20 @@ pub enum FrameAction {
     Discard,
 }
 
+impl FrameAction {
+    /// Every action, as TOML and SONiC's `LLR_PROFILE` write it.
+    pub const ALL: [FrameAction; 3] = [FrameAction::BestEffort, FrameAction::Block, FrameAction::Discard];
+
+    /// Its name in a scenario and in SONiC (`best_effort`, `block`, `discard`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameAction::BestEffort => "best_effort",
+            FrameAction::Block => "block",
+            FrameAction::Discard => "discard",
+        }
+    }
+}
+
 impl LlrSettings {
     /// The settings the model can run, or the setting that it cannot (its TOML name) and why.
     pub fn check(&self) -> Result<(), (&'static str, String)> {

@@ -268,13 +268,27 @@ pub(super) fn counters(sim: &Sim) -> Counters {
     Counters { names, rows }
 }
 
+/// The LLR counters of the two directions of `p`'s cable, where they run LLR: the one `p`
+/// sends on (its frames, and the ordered sets that come back about them) and the one it
+/// receives on (the peer's frames, and the ordered sets `p` answers with).
+pub(super) fn llr_directions<'s>(
+    sim: &'s Sim,
+    p: crate::ids::PortId,
+) -> [Option<&'s crate::llr::LlrCounters>; 2] {
+    let net = &sim.net;
+    let of = |q: crate::ids::PortId| net.llr.get(q.idx()).and_then(|l| l.as_ref()).map(|l| &l.counters);
+    let peer = net.peer[p.idx()];
+    [
+        of(p),
+        (peer != crate::ids::PortId::NONE).then(|| of(peer)).flatten(),
+    ]
+}
+
 /// Port `p`'s link level retry counters, named as SAI's `SAI_PORT_STAT_LLR_*` (lower case):
 /// its sender's (the cable leaving it) and its receiver's (the cable from its peer).
 fn llr_counters(sim: &Sim, p: crate::ids::PortId, mut push: impl FnMut(&str, u64)) {
-    let net = &sim.net;
-    let of = |q: crate::ids::PortId| net.llr.get(q.idx()).and_then(|l| l.as_ref());
-    if let Some(l) = of(p) {
-        let c = &l.counters;
+    let [sends, receives] = llr_directions(sim, p);
+    if let Some(c) = sends {
         for (counter, value) in [
             ("llr_tx_ok", c.tx_ok),
             ("llr_tx_replay", c.tx_replay),
@@ -293,12 +307,7 @@ fn llr_counters(sim: &Sim, p: crate::ids::PortId, mut push: impl FnMut(&str, u64
             push(counter, value);
         }
     }
-    let peer = net.peer[p.idx()];
-    if peer == crate::ids::PortId::NONE {
-        return;
-    }
-    if let Some(l) = of(peer) {
-        let c = &l.counters;
+    if let Some(c) = receives {
         for (counter, value) in [
             ("llr_rx_ok", c.rx_ok),
             ("llr_rx_bad", c.rx_bad),

@@ -260,12 +260,9 @@ fn llr_rows(
     interface: &str,
     push: &mut impl FnMut(&'static str, String, &'static str, String),
 ) {
-    let of = |q: PortId| sim.net.llr.get(q.idx()).and_then(|l| l.as_ref());
-    let peer = sim.net.peer[p.idx()];
-    let (Some(tx), Some(rx)) = (of(p), (peer != PortId::NONE).then(|| of(peer)).flatten()) else {
+    let [Some(t), Some(r)] = super::counters::llr_directions(sim, p) else {
         return;
     };
-    let (t, r) = (&tx.counters, &rx.counters);
     push(
         "show llr counters",
         interface.to_string(),

@@ -119,16 +119,27 @@ impl Scenario {
         Some(self.topology.nodes.iter().enumerate().filter(kind).nth(switch)?.0)
     }
 
+    /// Switch number `switch`'s cables in cable order, each as its index and this switch's
+    /// end of it (0: `a`, 1: `b`); None when there is no such switch.
+    fn switch_ends(&self, switch: usize) -> Option<Vec<(usize, usize)>> {
+        let node = self.switch_node(switch)?;
+        let links = self.topology.links.iter().enumerate();
+        Some(
+            links
+                .filter(|(_, l)| l.a.idx() == node || l.b.idx() == node)
+                .map(|(i, l)| (i, usize::from(l.a.idx() != node)))
+                .collect(),
+        )
+    }
+
     /// The cables of switch number `switch` (in topology order), as (rate, propagation
     /// delay) in cable order; None when there is no such switch.
     pub fn switch_cables(&self, switch: usize) -> Option<Vec<(sim_core::BitRate, sim_core::Duration)>> {
-        let node = self.switch_node(switch)?;
+        let links = &self.topology.links;
+        let ends = self.switch_ends(switch)?;
         Some(
-            self.topology
-                .links
-                .iter()
-                .filter(|l| l.a.idx() == node || l.b.idx() == node)
-                .map(|l| (l.rate, l.delay))
+            ends.iter()
+                .map(|&(i, _)| (links[i].rate, links[i].delay))
                 .collect(),
         )
     }
@@ -137,18 +148,16 @@ impl Scenario {
     /// order: the scenario's, or what the switches' SONiC files set (`port_fec`); on a cable
     /// whose ends differ, the mode of this switch's end.
     pub fn switch_cable_fec(&self, switch: usize, v: &Variant) -> Option<Vec<crate::fec::Fec>> {
-        let node = self.switch_node(switch)?;
+        let ends = self.switch_ends(switch)?;
         let files = port_fec::cables(&self.topology, v); // in cable order
-        let links = self.topology.links.iter().enumerate();
         Some(
-            links
-                .filter(|(_, l)| l.a.idx() == node || l.b.idx() == node)
-                .map(|(i, l)| {
-                    let scenario = l.errors.fec.fec;
+            ends.into_iter()
+                .map(|(i, end)| {
+                    let scenario = self.topology.links[i].errors.fec.fec;
                     let Ok(k) = files.binary_search_by_key(&i, |c| c.link) else {
                         return scenario;
                     };
-                    let end = files[k].ends[usize::from(l.a.idx() != node)].as_ref();
+                    let end = files[k].ends[end].as_ref();
                     files[k].result.or(end.map(|e| e.fec)).unwrap_or(scenario)
                 })
                 .collect(),
@@ -156,25 +165,15 @@ impl Scenario {
     }
 
     /// The LLR profile each cable of switch number `switch` runs at its end in variant `v`, in
-    /// cable order (None: the cable runs without LLR): the scenario's, or what the switches'
-    /// SONiC files set (`port_llr`).
+    /// cable order (None: the cable runs without LLR), as a run lays the cables out: the
+    /// scenario's, or what the switches' SONiC files set (`port_llr::apply`).
     pub fn switch_cable_llr(&self, switch: usize, v: &Variant) -> Option<Vec<Option<crate::llr::LlrConfig>>> {
-        let node = self.switch_node(switch)?;
-        let files = port_llr::cables(&self.topology, v); // in cable order
-        let links = self.topology.links.iter().enumerate();
+        let ends = self.switch_ends(switch)?;
+        let own = port_llr::apply(&self.topology, v);
+        let links = &own.as_ref().unwrap_or(&self.topology).links;
         Some(
-            links
-                .filter(|(_, l)| l.a.idx() == node || l.b.idx() == node)
-                .map(|(i, l)| {
-                    let end = usize::from(l.a.idx() != node);
-                    match files.binary_search_by_key(&i, |c| c.link) {
-                        Ok(k) => match &files[k].outcome {
-                            port_llr::Outcome::On(c) => Some(c[end]),
-                            _ => None,
-                        },
-                        Err(_) => l.llr.as_ref().map(|c| c[end]),
-                    }
-                })
+            ends.into_iter()
+                .map(|(i, end)| links[i].llr.as_ref().map(|c| c[end]))
                 .collect(),
         )
     }

@@ -61,10 +61,10 @@ pub fn cables(topo: &Topology, v: &Variant) -> Vec<CableLlr> {
     let mut ends: Vec<(usize, usize, FileEnd)> = Vec::new();
     for e in super::file_ports::ends(topo, v, |p| p.llr.is_some()) {
         let Some(llr) = &e.port.llr else { continue };
-        let bound = llr.profile.is_some();
+        let [local, remote] = llr.on();
         let end = FileEnd {
-            local: llr.local && bound,
-            remote: llr.remote && bound,
+            local,
+            remote,
             profile: llr.profile.clone(),
             switch: e.switch.to_string(),
             port: e.port.name.clone(),

@@ -45,10 +45,17 @@ pub struct PortLlr {
 }
 
 impl PortLlr {
-    /// The settings this port's end runs: None unless both its receiver and transmitter run
-    /// LLR under a profile (the model runs LLR on a cable both ways or not at all).
+    /// Whether its receiver and its transmitter run LLR: as enabled, and only under a bound
+    /// profile (without one the port's LLR stays down).
+    pub fn on(&self) -> [bool; 2] {
+        let bound = self.profile.is_some();
+        [self.local && bound, self.remote && bound]
+    }
+
+    /// The settings this port's end runs when both its sides do.
+    #[cfg(test)]
     pub fn settings(&self) -> Option<crate::llr::LlrSettings> {
-        (self.local && self.remote).then_some(self.profile.as_ref()?.1)
+        (self.on() == [true, true]).then_some(self.profile.as_ref()?.1)
     }
 }
 

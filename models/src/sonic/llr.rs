@@ -192,18 +192,16 @@ fn profiles(
             ("init_action", &mut s.init_action),
             ("flush_action", &mut s.flush_action),
         ] {
-            match text(o, &path, field)?.as_deref() {
-                None => {}
-                Some("best_effort") => *slot = Some(FrameAction::BestEffort),
-                Some("block") => *slot = Some(FrameAction::Block),
-                Some("discard") => *slot = Some(FrameAction::Discard),
-                Some(v) => {
-                    return Err(err(
-                        &format!("{path}.{field}"),
-                        format!("expected best_effort, block or discard, got {v:?}"),
-                    ));
-                }
-            }
+            let Some(v) = text(o, &path, field)? else {
+                continue;
+            };
+            let Some(&a) = FrameAction::ALL.iter().find(|a| a.name() == v) else {
+                return Err(err(
+                    &format!("{path}.{field}"),
+                    format!("expected best_effort, block or discard, got {v:?}"),
+                ));
+            };
+            *slot = Some(a);
         }
         if let Err((setting, m)) = s.check() {
             let field = FIELDS.iter().find(|f| f.0 == setting).map_or(setting, |f| f.1);
@@ -228,11 +226,6 @@ pub fn export(
         return Vec::new();
     }
     let (mut port_t, mut profile_t) = (Map::new(), Map::new());
-    let action = |a: FrameAction| match a {
-        FrameAction::BestEffort => "best_effort",
-        FrameAction::Block => "block",
-        FrameAction::Discard => "discard",
-    };
     for ((port, (rate, delay)), c) in ports.iter().zip(cables).zip(llr) {
         let Some(c) = c else { continue };
         let ns = |d: Duration| (d.0 / 1_000).to_string();
@@ -244,8 +237,8 @@ pub fn export(
             "pcs_lost_timeout": ns(c.pcs_lost_timeout),
             "data_age_timeout": ns(c.data_age_timeout),
             "ctlos_spacing_bytes": c.ctlos_spacing.to_string(),
-            "init_action": action(c.init_action),
-            "flush_action": action(c.flush_action),
+            "init_action": c.init_action.name(),
+            "flush_action": c.flush_action.name(),
         });
         let base = format!(
             "llr_{}_{}m_profile",

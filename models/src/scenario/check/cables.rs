@@ -169,11 +169,6 @@ pub fn check_llr(topo: &Topology, v: &crate::scenario::Variant, out: &mut Vec<Fi
         ));
     }
     for ((file, id), cables) in off {
-        let shown: Vec<&str> = cables.iter().take(3).map(String::as_str).collect();
-        let more = match cables.len() - shown.len() {
-            0 => String::new(),
-            n => format!(" and {n} more"),
-        };
         let n = cables.len();
         let (why, fix) = match id {
             "llr-mismatch" => (
@@ -194,11 +189,11 @@ pub fn check_llr(topo: &Topology, v: &crate::scenario::Variant, out: &mut Vec<Fi
             key: "LLR_PORT.*".into(),
             file: Some(file.to_string()),
             problem: format!(
-                "{n} cable{} run{} without link level retry: {why}: {}{more}; a corrupted frame \
-                 on {} is lost end to end",
+                "{n} cable{} run{} without link level retry: {why}: {}; a corrupted frame on {} \
+                 is lost end to end",
                 if n == 1 { "" } else { "s" },
                 if n == 1 { "s" } else { "" },
-                shown.join("; "),
+                super::listed(&cables, 3, "; "),
                 if n == 1 { "it" } else { "them" },
             ),
             fix: fix.into(),

@@ -203,6 +203,15 @@ impl Scope<'_> {
     }
 }
 
+/// Up to `n` of `items` joined by `sep`, then how many more (`a; b; c and 4 more`).
+fn listed<S: AsRef<str>>(items: &[S], n: usize, sep: &str) -> String {
+    let shown: Vec<&str> = items.iter().take(n).map(AsRef::as_ref).collect();
+    match items.len() - shown.len() {
+        0 => shown.join(sep),
+        more => format!("{} and {more} more", shown.join(sep)),
+    }
+}
+
 /// Up to three switch names, then how many more.
 fn names(topo: &crate::topology::Topology, switches: &[usize]) -> String {
     let all: Vec<&str> = topo

@@ -72,25 +72,18 @@ pub fn check(topo: &Topology, fabric: &Fabric, s: &Scope, out: &mut Vec<Finding>
     if missing.is_empty() {
         return;
     }
-    let shown: Vec<&str> = missing.iter().take(4).map(String::as_str).collect();
-    let more = missing.len().saturating_sub(shown.len());
-    let more = if more > 0 {
-        format!(" and {more} more")
-    } else {
-        String::new()
-    };
     out.push(Finding {
         level: Level::Warning,
         id: "sonic-ports",
         key: "PORT".into(),
         file: Some(info.file.clone()),
         problem: format!(
-            "the file's PORT table ({} ports: {}) does not fit the cables of {} ({}): {}{more} find no free port of their speed. The simulated switch runs its cables at the scenario's rates, so its buffers and headroom are not the ones this box computes for its own ports",
+            "the file's PORT table ({} ports: {}) does not fit the cables of {} ({}): {} find no free port of their speed. The simulated switch runs its cables at the scenario's rates, so its buffers and headroom are not the ones this box computes for its own ports",
             ports.len(),
             speeds(ports.iter().map(|p| p.speed_mbps)),
             s.who(topo),
             speeds(cables_mbps.into_iter()),
-            shown.join(", ")
+            super::listed(&missing, 4, ", ")
         ),
         fix: "give the scenario's cables the box's port speeds (topology host_link / fabric_link rates), or export the config_db.json of the box the scenario describes".into(),
     });
@@ -132,26 +125,19 @@ pub fn check_fec(topo: &Topology, v: &crate::scenario::Variant, out: &mut Vec<Fi
         }
     }
     for (file, cables) in down {
-        let shown: Vec<&str> = cables.iter().take(3).map(String::as_str).collect();
-        let more = cables.len() - shown.len();
         out.push(Finding {
             level: Level::Warning,
             id: "fec-mismatch",
             key: "PORT.*.fec".into(),
             file: Some(file.to_string()),
             problem: format!(
-                "{} cable{} never come{} up, the two ends running different FEC modes: {}{}; \
+                "{} cable{} never come{} up, the two ends running different FEC modes: {}; \
                  traffic routes around them, and a host whose only cable it is cannot send or \
                  receive",
                 cables.len(),
                 if cables.len() == 1 { "" } else { "s" },
                 if cables.len() == 1 { "s" } else { "" },
-                shown.join("; "),
-                if more > 0 {
-                    format!(" and {more} more")
-                } else {
-                    String::new()
-                }
+                super::listed(&cables, 3, "; "),
             ),
             fix: "give both ends the same mode: the port's fec in the file (rs, none), or the \
                   cable's fec in the scenario (or leave it out: an end without one follows the \
