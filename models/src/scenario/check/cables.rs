@@ -172,7 +172,9 @@ pub fn check_llr(topo: &Topology, v: &crate::scenario::Variant, out: &mut Vec<Fi
         let n = cables.len();
         let (why, fix) = match id {
             "llr-mismatch" => (
-                "LLR is on at one end and not at the other (the other never echoes LLR_INIT)",
+                "LLR is on at one end and not at the other, or only partly (a receiver \
+                 without its transmitter), so no direction has it at both its sender and its \
+                 receiver",
                 "enable llr_local and llr_remote at both ends (LLR_PORT in each box's file, or \
                  llr = true on the cable in the scenario), or at neither",
             ),
