@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Regenerate link/symbol-order.txt: the functions a run executes, for the linker to lay out
+# first and together (build.rs). A run executes under 2 MB of the binary's 5.3 MB of code, but
+# compiled in crate order that code is spread over all of it, and the kernel maps a file's
+# pages in 64 KiB runs around each one a run touches (its fault-around), so nearly the whole
+# text was resident. Laid out together it is not (docs/performance.md, "Memory").
+#
+# It runs a few shipped scenarios and benches under valgrind's callgrind, which names every
+# function executed, however rarely (a sampling profiler misses the ones run once, and those
+# are what spread the text). The runs without plots come first, hottest first (by the
+# instructions executed in the function itself); then what only a run that draws its plots, or
+# `sim check`, executes. A function missing from the list (new code, or another rustc whose
+# symbol hashes differ) is laid out after the list, as it was before: the file only ever moves
+# code, never changes it. Regenerate it after a toolchain update.
+#
+# Usage: link/symbol-order.sh   (needs valgrind; builds sim in release mode first)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 2; }
+cargo build --release
+sim=$root/target/release/sim
+work=$(mktemp -d "${TMPDIR:-/tmp}/symbol-order.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+profile() {
+  local name=$1; shift
+  valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/$name.cg" \
+    "$sim" "$@" >"$work/$name.log" 2>&1 || { tail -5 "$work/$name.log" >&2; exit 1; }
+}
+profile 1-incast run benches/i128-incast.toml --out "$work/o1" -q --plots none
+profile 1-spray run benches/p128-uec.toml --out "$work/o2" -q --plots none
+profile 1-pfc run scenarios/pfc-incast.toml --out "$work/o3" -q --plots none
+profile 1-cc run scenarios/cc-compare.toml --out "$work/o4" -q --plots none
+profile 2-plots run scenarios/leaf-spine.toml --out "$work/o5" -q
+profile 2-check check scenarios/leaf-spine.toml
+
+# Each function's own instructions (callgrind's format: `fn=(id) name` starts a function's
+# lines, `ob=` names the object they are in, a cost line after `calls=` is the callee's, not
+# its own; ids are defined once, with the name, on fn=, cfn=, ob= or cob= lines).
+for f in "$work"/*.cg; do
+  g=$(basename "$f" .cg); g=${g%%-*}
+  awk -v group="$g" '
+    function id(s,   m) { m = s; sub(/^\(/, "", m); sub(/\).*/, "", m); return m }
+    function named(s) { return s ~ /\) / ? substr(s, index(s, ") ") + 2) : "" }
+    /^c?ob=/ { v = substr($0, index($0, "=") + 1); i = id(v); n = named(v); if (n != "") obs[i] = n
+               if ($0 ~ /^ob=/) ob = obs[i]; next }
+    /^c?fn=/ { v = substr($0, index($0, "=") + 1); i = id(v); n = named(v); if (n != "") fns[i] = n
+               if ($0 ~ /^fn=/) { fn = (ob ~ /\/sim$/) ? fns[i] : ""; if (fn != "") cost[fn] += 0 }
+               next }
+    /^calls=/ { skip = 1; next }
+    /^[0-9+*-]/ { if (fn == "") next; if (skip) { skip = 0; next } cost[fn] += $2; next }
+    END { for (f in cost) print group, cost[f], f }
+  ' "$f"
+done | sed "s/'[0-9]*\$//" | awk 'NF == 3 && $3 !~ /^0x/ { c[$1 " " $3] += $2 } END { for (k in c) { split(k, a, " "); print a[1], c[k], a[2] } }' |
+  sort -k1,1n -k2,2nr | awk '!seen[$3]++ { print $3 }' >link/symbol-order.txt
+echo "link/symbol-order.txt: $(wc -l <link/symbol-order.txt) functions"
