@@ -5,8 +5,10 @@
 //!
 //! Only with a linker known to take `--symbol-ordering-file`: rustc's own LLD, the default
 //! linker of x86_64 Linux since Rust 1.90, unless the build's flags choose another. Elsewhere
-//! the binary is linked as before. The list only moves functions; a name it holds that the
-//! binary lacks (another rustc's symbol hashes, code since removed) is skipped.
+//! the binary is linked as before. The list names functions in Rust's v0 mangling
+//! (`.cargo/config.toml`), whose names do not move when the code around them changes. It only
+//! moves functions: a name the binary lacks (code since removed, another rustc or version of
+//! the project, a `RUSTFLAGS` that replaces the project's flags) is skipped.
 
 use std::env;
 use std::path::Path;

@@ -9,9 +9,12 @@
 # function executed, however rarely (a sampling profiler misses the ones run once, and those
 # are what spread the text). The runs without plots come first, hottest first (by the
 # instructions executed in the function itself); then what only a run that draws its plots, or
-# `sim check`, executes. A function missing from the list (new code, or another rustc whose
-# symbol hashes differ) is laid out after the list, as it was before: the file only ever moves
-# code, never changes it. Regenerate it after a toolchain update.
+# `sim check`, executes. The names are in Rust's v0 mangling (.cargo/config.toml), which does
+# not move when code around a function changes. A function missing from the list (new code,
+# or a build whose crate disambiguators differ: another rustc, another version of the project)
+# is laid out after the list, as it was before: the file only ever moves code, never changes
+# it. Regenerate it after a toolchain update or a version bump, and now and then as code is
+# added.
 #
 # Usage: link/symbol-order.sh   (needs valgrind; builds sim in release mode first)
 set -euo pipefail

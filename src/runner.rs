@@ -196,6 +196,8 @@ pub fn simulate(
             phase(Phase::SettingUp);
             let mut sim = Sim::new(scenario, variant);
             sim.set_wall_deadline(soft);
+            #[cfg(target_os = "linux")]
+            sim.set_give_back(crate::alloc::give_back);
             if setting_up.fetch_sub(1, Ordering::SeqCst) == 1 {
                 phase(Phase::Simulating);
             }

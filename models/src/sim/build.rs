@@ -176,6 +176,7 @@ impl<'a> Sim<'a> {
             totals: Totals::default(),
             stopped: None,
             wall_deadline: None,
+            give_back: None,
             watch: Default::default(),
             wd,
             cbfc,

@@ -197,6 +197,10 @@ pub struct Sim<'a> {
     pub seed: u64,
     /// This run's place in a run on several threads (`parallel`); None on one thread.
     part: Option<Box<parallel::Part>>,
+    /// Hands the pages of freed memory back to the system, where a run frees much of it at
+    /// once (the partitions of a run gone back to one thread); set by the caller, who owns
+    /// the allocator (`Sim::set_give_back`).
+    give_back: Option<fn()>,
 }
 
 /// Events between two calls of a run's progress callback (and readings of the wall clock).
@@ -216,6 +220,12 @@ impl Sim<'_> {
     /// covers set-up and writing too, so the command sets where its loop must stop).
     pub fn set_wall_deadline(&mut self, at: std::time::Instant) {
         self.wall_deadline = Some(at);
+    }
+
+    /// Call `f` where the run has just freed much of its memory, for an allocator that keeps
+    /// freed pages for reuse to give them back to the system then.
+    pub fn set_give_back(&mut self, f: fn()) {
+        self.give_back = Some(f);
     }
 
     /// Run until no events remain or a limit is reached.

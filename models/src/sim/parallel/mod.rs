@@ -269,6 +269,9 @@ impl<'a> Sim<'a> {
         // not after the rest of a run gone back to one thread.
         drop(parts);
         drop(others);
+        if let Some(give_back) = self.give_back {
+            give_back();
+        }
         let head = self;
         head.now = head.now.max(now);
         head.totals.events += events;
