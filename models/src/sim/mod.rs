@@ -285,14 +285,7 @@ impl Sim<'_> {
             let Some((t, ev)) = next else {
                 break;
             };
-            // Two stages: the lines of the event after next (found from its ids alone), and
-            // what the next one's lines, loaded an event ago, point at.
-            if let Some(&n) = self.queue.second_now() {
-                self.prefetch_lines(n);
-            }
-            if let Some(&n) = self.queue.next_now() {
-                self.prefetch(n);
-            }
+            self.prefetch_ahead();
             let done = self.finished == self.flows.len();
             if done
                 && !matches!(

@@ -5,6 +5,19 @@
 use super::{Event, Sim};
 
 impl Sim<'_> {
+    /// Both stages, for the event loops (`Sim::advance`, and a partition's window): the lines
+    /// of the event after next (found from its ids alone), and what the next one's lines,
+    /// loaded an event ago, point at.
+    #[inline]
+    pub(super) fn prefetch_ahead(&self) {
+        if let Some(&n) = self.queue.second_now() {
+            self.prefetch_lines(n);
+        }
+        if let Some(&n) = self.queue.next_now() {
+            self.prefetch(n);
+        }
+    }
+
     /// Start loading what the next event will touch first, while this one is handled: a busy
     /// fabric's ports and cables are far apart in memory, so each event otherwise begins
     /// with a cache miss. Finding the frame slots reads the port or the cable, so
