@@ -87,11 +87,11 @@ impl Sim<'_> {
         } else {
             self.net.ports[p.idx()].count_tx(&pkt);
             if let Some(part) = self.part.as_deref_mut()
-                && part.crosses(self.net.peer[p.idx()])
+                && let Some(to) = part.crossing(self.net.peer[p.idx()])
             {
                 // Into another partition: it reaches that partition's copy of the cable
                 // after this window (`parallel`).
-                part.post(self.now, p, pkt);
+                part.post(to, self.now, p, pkt);
             } else if let Some(at) = self.net.links[p.idx()].send(&mut self.net.pool, self.now, pkt) {
                 self.schedule(at, Event::Arrive(p));
             }

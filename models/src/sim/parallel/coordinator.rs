@@ -4,7 +4,6 @@
 
 use super::{DENSITY_WINDOWS, Done, Layout, crew};
 use crate::ids::PortId;
-use crate::packet::Packet;
 use crate::sim::pfc_watch::{check_interval, look};
 use crate::sim::{Progress, Sim, StopReason};
 use sim_core::{Duration, Time};
@@ -209,17 +208,19 @@ fn next_time(s: &Sim) -> Option<Time> {
     part.held.map(|(t, _)| t).or_else(|| s.queue.peek_time())
 }
 
-/// Move every outbox's frames to the partitions at the far ends of their cables.
+/// Move every outbox's frames to the partitions at the far ends of their cables: each
+/// partition takes the frames of the others in partition order, each outbox's in the order
+/// they were sent. The outboxes keep their capacity.
 fn exchange(parts: &mut [&mut Sim]) {
-    let mut mail: Vec<Vec<(Time, PortId, Packet)>> = vec![Vec::new(); parts.len()];
-    for s in parts.iter_mut() {
-        let peer = &s.net.peer;
-        let part = s.part.as_deref_mut().expect("a partition");
-        for (at, p, pkt) in part.outbox.drain(..) {
-            mail[part.owner[peer[p.idx()].idx()] as usize].push((at, p, pkt));
+    for from in 0..parts.len() {
+        for to in 0..parts.len() {
+            let part = parts[from].part.as_deref_mut().expect("a partition");
+            let mut frames = std::mem::take(&mut part.outbox[to]);
+            if frames.is_empty() {
+                continue;
+            }
+            parts[to].take_crossings(frames.drain(..));
+            parts[from].part.as_deref_mut().expect("a partition").outbox[to] = frames;
         }
-    }
-    for (s, frames) in parts.iter_mut().zip(mail) {
-        s.take_crossings(frames.into_iter());
     }
 }

@@ -73,8 +73,9 @@ pub(super) struct Part {
     me: u32,
     /// Each port's partition.
     owner: std::sync::Arc<Vec<u32>>,
-    /// Frames sent into cut cables this window: when, from which port.
-    outbox: Vec<(Time, PortId, Packet)>,
+    /// Frames sent into cut cables this window, by the partition at the far end: when, from
+    /// which port. Each keeps its capacity from window to window.
+    outbox: Vec<Vec<(Time, PortId, Packet)>>,
     /// The event being handled.
     pub key: Key,
     /// The key of the event that logged each row pushed to the event log.
@@ -91,15 +92,16 @@ pub(super) struct Part {
 }
 
 impl Part {
-    /// True when a frame sent out of `p` crosses to another partition.
+    /// The partition a frame sent to port `peer` crosses to, if another.
     #[inline]
-    pub(super) fn crosses(&self, peer: PortId) -> bool {
-        self.owner[peer.idx()] != self.me
+    pub(super) fn crossing(&self, peer: PortId) -> Option<u32> {
+        let to = self.owner[peer.idx()];
+        (to != self.me).then_some(to)
     }
 
     #[inline]
-    pub(super) fn post(&mut self, at: Time, p: PortId, pkt: Packet) {
-        self.outbox.push((at, p, pkt));
+    pub(super) fn post(&mut self, to: u32, at: Time, p: PortId, pkt: Packet) {
+        self.outbox[to as usize].push((at, p, pkt));
     }
 }
 
@@ -324,7 +326,7 @@ impl<'a> Sim<'a> {
         self.part = Some(Box::new(Part {
             me,
             owner: layout.owner.clone(),
-            outbox: Vec::new(),
+            outbox: (0..cut.parts).map(|_| Vec::new()).collect(),
             key: (Time::ZERO, 0),
             log_keys: Vec::new(),
             storm_keys: Vec::new(),
