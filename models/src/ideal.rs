@@ -21,6 +21,7 @@
 //! cut: the classic max-flow bound). A flow's ideal is the smaller of the two, so no flow,
 //! however routed, can beat it.
 
+use crate::ids::{NodeId, PortId};
 use crate::network::Network;
 use crate::nic::Transport;
 use crate::packet::{on_wire, roce_data_frame, uet_data_frame};
@@ -92,13 +93,38 @@ pub struct Layer {
     pub delay: Duration,
 }
 
+/// What [`layers`] reads of each port, packed: its rate, its cable's delay and the node at the
+/// far end. A port is 512 bytes; the flows of a k=64 fat tree visit 140 M ports on their way
+/// through the core layer, each a cache miss when read from the ports themselves.
+pub struct PortHops(Vec<(BitRate, Duration, NodeId)>);
+
+impl PortHops {
+    pub fn new(net: &Network) -> Self {
+        PortHops(
+            (0..net.ports.len())
+                .map(|p| {
+                    let peer = net.peer[p];
+                    // A port without a cable is never a next hop.
+                    let far = if peer == PortId::NONE {
+                        NodeId(u32::MAX)
+                    } else {
+                        net.port_node[peer.idx()]
+                    };
+                    (net.ports[p].rate, net.links[p].delay, far)
+                })
+                .collect(),
+        )
+    }
+}
+
 /// The layers of the equal-cost paths from `f.src` to `f.dst`: the links at each distance from
 /// the source. None if there is no route or the paths are not all of one length (then the
 /// layers are not cuts).
-pub fn layers(net: &Network, f: &FlowSpec) -> Option<Vec<Layer>> {
+pub fn layers(net: &Network, hops: &PortHops, f: &FlowSpec) -> Option<Vec<Layer>> {
     let dst_node = net.host_node[f.dst.idx()];
     let mut frontier = vec![net.host_node[f.src.idx()]];
     let mut layers = Vec::new();
+    let mut next = Vec::new();
     while frontier != [dst_node] {
         if frontier.contains(&dst_node) || layers.len() > net.names.len() {
             return None;
@@ -109,19 +135,19 @@ pub fn layers(net: &Network, f: &FlowSpec) -> Option<Vec<Layer>> {
             rate: BitRate(0),
             delay: Duration(u64::MAX),
         };
-        let mut next = Vec::new();
+        next.clear();
         for &node in &frontier {
             let ports = net.router.tables.next_hops(node, f.dst);
             if ports.is_empty() {
                 return None;
             }
             for &port in ports {
-                let rate = net.ports[port.idx()].rate;
+                let (rate, delay, far) = hops.0[port.idx()];
                 layer.links += 1;
                 layer.capacity = BitRate(layer.capacity.0.saturating_add(rate.0));
                 layer.rate = layer.rate.max(rate);
-                layer.delay = layer.delay.min(net.links[port.idx()].delay);
-                next.push(net.port_node[net.peer[port.idx()].idx()]);
+                layer.delay = layer.delay.min(delay);
+                next.push(far);
             }
         }
         // Each node once (a layer's figures do not depend on the order; a search of `next`
@@ -129,7 +155,7 @@ pub fn layers(net: &Network, f: &FlowSpec) -> Option<Vec<Layer>> {
         next.sort_unstable_by_key(|n| n.0);
         next.dedup();
         layers.push(layer);
-        frontier = next;
+        std::mem::swap(&mut frontier, &mut next);
     }
     Some(layers)
 }
@@ -204,13 +230,14 @@ pub fn bounds(
     transport: impl Fn(u8) -> Transport,
 ) -> Vec<FlowBounds> {
     let fastest = net.ports.iter().map(|p| p.rate).max().unwrap_or(BitRate(1));
+    let port_hops = PortHops::new(net);
     flows
         .iter()
         .map(|f| {
             let frame = data_frame(transport(f.prio));
             let hops = path(net, f);
             let one_path = ideal_fct(f, mtu, frame, &hops);
-            let spread = layers(net, f)
+            let spread = layers(net, &port_hops, f)
                 .filter(|l| l.iter().any(|l| l.links > 1))
                 .map_or(one_path, |l| spread_fct(f, mtu, frame, &l));
             FlowBounds {
@@ -239,8 +266,7 @@ fn min_fct(
     let last = f.size - (n - 1) * mtu as u64;
     let wire = |payload: u64| on_wire(frame(payload as u32));
     let total = (n - 1) * wire(mtu as u64) + wire(last);
-    let capacity =
-        |node: crate::ids::NodeId| BitRate(net.ports_of(node).map(|p| net.ports[p.idx()].rate.0).sum());
+    let capacity = |node: NodeId| BitRate(net.ports_of(node).map(|p| net.ports[p.idx()].rate.0).sum());
     let edge = capacity(net.host_node[f.src.idx()]).min(capacity(net.host_node[f.dst.idx()]));
     let propagation: Duration = hops.iter().map(|h| h.1).fold(Duration::ZERO, |a, d| a + d);
     edge.tx_time(total) + fastest.tx_time(wire(last)) * (hops.len() as u64 - 1) + propagation

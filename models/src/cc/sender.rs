@@ -260,6 +260,11 @@ impl Senders {
         }
     }
 
+    /// Per flow: its path's unloaded round trip and the switches on it.
+    pub fn paths(&self) -> (&[Duration], &[u8]) {
+        (&self.path_rtt, &self.path_hops)
+    }
+
     /// The ceiling of UET's loss-detection window at `host` (1.5 BDP).
     pub fn maxwnd(&self, host: usize) -> u64 {
         self.maxwnd[host]

@@ -33,9 +33,63 @@ fn base_rtt(hops: &[(BitRate, Duration)], max_frame: u32) -> Duration {
     })
 }
 
+/// What a run derives from each flow's paths through the fabric: the unloaded round trip of
+/// the path it takes first and the switches on it, and the bounds on its completion. Every
+/// copy of a run cut into partitions has the same: the copies take it from the first instead
+/// of searching the fabric again (a k=64 fat tree's 65,536 flows cross 140 M ports).
+#[derive(Debug, Clone)]
+pub(super) struct Paths {
+    rtt: Vec<Duration>,
+    hops: Vec<u8>,
+    bounds: Vec<ideal::FlowBounds>,
+}
+
+impl Paths {
+    fn find(scenario: &Scenario, variant: &Variant, net: &Network) -> Self {
+        let (rtt, hops) = scenario
+            .flows
+            .iter()
+            .map(|f| {
+                let hops = ideal::path(net, f);
+                let switches = hops.len().saturating_sub(1).min(255) as u8;
+                (base_rtt(&hops, variant.max_frame()), switches)
+            })
+            .unzip();
+        let mtu = variant.nic.mtu.0 as u32;
+        let mut bounds = ideal::bounds(net, &scenario.flows, mtu, |prio| variant.nic.transport_of(prio));
+        let t = &scenario.topology;
+        for (f, b) in scenario.flows.iter().zip(&mut bounds) {
+            if t.same_server(f.src, f.dst) {
+                let d = t.nvlink.expect("servers have NVLink").tx_time(f.size);
+                (b.ideal, b.floor) = (d, d);
+            }
+        }
+        Paths { rtt, hops, bounds }
+    }
+}
+
 impl<'a> Sim<'a> {
     /// Build the run of `variant` on `scenario`'s fabric and traffic.
     pub fn new(scenario: &Scenario, variant: &'a Variant) -> Self {
+        Self::build(scenario, variant, None)
+    }
+
+    /// What this run derived from its flows' paths, for a copy of it ([`Sim::with_paths`]).
+    pub(super) fn paths(&self) -> Paths {
+        let (rtt, hops) = self.senders.paths();
+        Paths {
+            rtt: rtt.to_vec(),
+            hops: hops.to_vec(),
+            bounds: self.bounds.clone(),
+        }
+    }
+
+    /// [`Sim::new`], with what a run built before derived from its flows' paths.
+    pub(super) fn with_paths(scenario: &Scenario, variant: &'a Variant, paths: Paths) -> Self {
+        Self::build(scenario, variant, Some(paths))
+    }
+
+    fn build(scenario: &Scenario, variant: &'a Variant, paths: Option<Paths>) -> Self {
         let streams = RngStreams::new(scenario.seed);
         let mut net = fabric(scenario, variant, &streams);
         let from_host = (0..net.ports.len())
@@ -44,7 +98,7 @@ impl<'a> Sim<'a> {
                 peer != PortId::NONE && matches!(net.roles[net.port_node[peer.idx()].idx()], Role::Host(_))
             })
             .collect();
-        let paths = crate::telemetry::PathLog::new(from_host, scenario.flows.len());
+        let paths_log = crate::telemetry::PathLog::new(from_host, scenario.flows.len());
         let mtu = variant.nic.mtu.0 as u32;
         let mut flows = flows(scenario, variant, &streams);
         for s in 0..net.switch_node.len() {
@@ -58,27 +112,16 @@ impl<'a> Sim<'a> {
         if scenario.flows.iter().any(|f| f.qp.is_some()) {
             net.router.share_connections(connections(scenario));
         }
+        let Paths {
+            rtt: path_rtt,
+            hops: path_hops,
+            bounds,
+        } = paths.unwrap_or_else(|| Paths::find(scenario, variant, &net));
         // The unloaded round trip of the longest path a flow takes: NSCC's scaling reference
         // (uet-htsim's network_rtt) and the base of the UET retransmission timeout.
-        let (path_rtt, path_hops): (Vec<Duration>, Vec<u8>) = scenario
-            .flows
-            .iter()
-            .map(|f| {
-                let hops = ideal::path(&net, f);
-                let switches = hops.len().saturating_sub(1).min(255) as u8;
-                (base_rtt(&hops, variant.max_frame()), switches)
-            })
-            .unzip();
         let network_rtt = path_rtt.iter().copied().max().unwrap_or(Duration::from_us(1));
-        let mut bounds = ideal::bounds(&net, &scenario.flows, mtu, |prio| variant.nic.transport_of(prio));
         let t = &scenario.topology;
         let servers = t.nvlink.map(|bw| (t.server.clone(), bw));
-        for (f, b) in scenario.flows.iter().zip(&mut bounds) {
-            if t.same_server(f.src, f.dst) {
-                let d = t.nvlink.expect("servers have NVLink").tx_time(f.size);
-                (b.ideal, b.floor) = (d, d);
-            }
-        }
         let hosts = net.host_node.len();
         let host_rate = |h: usize| scenario.topology.host_rate(HostId(h as u32));
         let trimming = variant.switch_configs().any(|(s, _)| s.trim.is_some());
@@ -167,7 +210,7 @@ impl<'a> Sim<'a> {
                 control_kind(variant),
             ),
             log: crate::telemetry::EventLog::new(telemetry.event_log),
-            paths,
+            paths: paths_log,
             captures,
             mirrored,
             timers,

@@ -239,15 +239,29 @@ impl<'a> Sim<'a> {
             owner,
             of_node: cut.of_node.clone(),
         };
-        // Each copy is cut as soon as it is built, so that the run never holds two whole
-        // copies at once.
-        self.partition(0, &layout, &cut);
-        let mut others: Vec<Sim<'a>> = Vec::with_capacity(threads - 1);
-        for i in 1..threads {
-            let mut s = Sim::new(scenario, self.variant);
-            s.partition(i as u32, &layout, &cut);
-            others.push(s);
-        }
+        // The other copies are built at once, each on a thread of its own, with what this one
+        // derived from the flows' paths, and each is cut as soon as it is built (the runner's
+        // `--threads` allows a whole copy per thread).
+        let variant = self.variant;
+        let paths = self.paths();
+        let mut others: Vec<Sim<'a>> = std::thread::scope(|scope| {
+            let (layout, cut, paths) = (&layout, &cut, &paths);
+            let built: Vec<_> = (1..threads)
+                .map(|i| {
+                    scope.spawn(move || {
+                        let mut s = Sim::with_paths(scenario, variant, paths.clone());
+                        s.partition(i as u32, layout, cut);
+                        s
+                    })
+                })
+                .collect();
+            self.partition(0, layout, cut);
+            built
+                .into_iter()
+                .map(|b| b.join().expect("building a copy of the run does not panic"))
+                .collect()
+        });
+        drop(paths);
         let mut parts: Vec<&mut Sim<'a>> = std::iter::once(&mut *self).chain(others.iter_mut()).collect();
         let mut coord = Coordinator {
             next_sample: Some(Time::ZERO),
