@@ -204,6 +204,18 @@ impl Link {
         pool.front_slot(&self.flight)
     }
 
+    /// The head frame, for a prefetch hint of what its arrival will touch.
+    #[inline]
+    pub fn head_frame<'a>(&self, pool: &'a PacketPool) -> Option<&'a Packet> {
+        pool.front(&self.flight).map(|(_, p)| p)
+    }
+
+    /// The memory of the frame behind the head, whose arrival time the head's arrival reads.
+    #[inline]
+    pub fn second(&self, pool: &PacketPool) -> Option<*const u8> {
+        pool.second_slot(&self.flight)
+    }
+
     /// Move the frames on the wire from pool `from` to pool `to` (`PacketPool::move_to`).
     pub fn rehome(&mut self, from: &mut PacketPool, to: &mut PacketPool) {
         from.move_to(&mut self.flight, to);

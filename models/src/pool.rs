@@ -168,6 +168,16 @@ impl PacketPool {
             .map(|s| s as *const Slot as *const u8)
     }
 
+    /// The slot after the head of `q`, for a prefetch hint (None when `q` holds under two
+    /// frames). Reads the head slot.
+    #[inline]
+    pub(crate) fn second_slot(&self, q: &Fifo) -> Option<*const u8> {
+        let head = self.slots.get(q.head as usize)?;
+        self.slots
+            .get(head.next as usize)
+            .map(|s| s as *const Slot as *const u8)
+    }
+
     /// The frames of `q`, head first.
     pub(crate) fn iter<'a>(&'a self, q: &Fifo) -> impl Iterator<Item = (Time, &'a Packet)> + 'a {
         let mut i = q.head;

@@ -5,16 +5,47 @@
 use super::{Event, Sim};
 
 impl Sim<'_> {
-    /// Both stages, for the event loops (`Sim::advance`, and a partition's window): the lines
-    /// of the event after next (found from its ids alone), and what the next one's lines,
-    /// loaded an event ago, point at.
+    /// Three stages, for the event loops (`Sim::advance`, and a partition's window), each
+    /// an event nearer than the one before: the lines of the third event due now (found
+    /// from its ids alone, [`Self::prefetch_lines`]), the frame slots the second one's lines
+    /// point at ([`Self::prefetch`]), and what the next one's frames point at
+    /// ([`Self::prefetch_state`]).
     #[inline]
     pub(super) fn prefetch_ahead(&self) {
-        if let Some(&n) = self.queue.second_now() {
+        if let Some(&n) = self.queue.third_now() {
             self.prefetch_lines(n);
         }
-        if let Some(&n) = self.queue.next_now() {
+        if let Some(&n) = self.queue.second_now() {
             self.prefetch(n);
+        }
+        if let Some(&n) = self.queue.next_now() {
+            self.prefetch_state(n);
+        }
+    }
+
+    /// The third stage, for a frame about to arrive: the slot of the frame behind it on the
+    /// cable (its arrival time is read when the head arrives: with 1 us cables a busy cable
+    /// holds a dozen frames, each slot written a microsecond ago), and, when it reaches a
+    /// host, the flow it is delivered to (512 bytes, far from the port). P8192 on one thread
+    /// 0.90-0.92 of the CPU time without it (3 alternating pairs).
+    #[inline]
+    fn prefetch_state(&self, ev: Event) {
+        let Event::Arrive(p) = ev else {
+            return;
+        };
+        let link = &self.net.links[p.idx()];
+        if let Some(second) = link.second(&self.net.pool) {
+            prefetch(second);
+        }
+        let node = self.net.port_node[self.net.peer[p.idx()].idx()];
+        if matches!(self.net.roles[node.idx()], crate::network::Role::Host(_))
+            && let Some(pkt) = link.head_frame(&self.net.pool)
+            && let Some(flow) = self.flows.get(pkt.flow.idx())
+        {
+            let base = flow as *const crate::nic::Flow as *const u8;
+            for off in (0..std::mem::size_of::<crate::nic::Flow>().min(512)).step_by(64) {
+                prefetch(base.wrapping_add(off));
+            }
         }
     }
 
