@@ -27,11 +27,28 @@ impl Sim<'_> {
     /// cable (its arrival time is read when the head arrives: with 1 us cables a busy cable
     /// holds a dozen frames, each slot written a microsecond ago), and, when it reaches a
     /// host, the flow it is delivered to (512 bytes, far from the port). P8192 on one thread
-    /// 0.90-0.92 of the CPU time without it (3 alternating pairs).
+    /// 0.90-0.92 of the CPU time without it (3 alternating pairs). For a switch frame about
+    /// to finish leaving: the buffer accounting row its departure updates (0.97 of the CPU
+    /// time on P8192, 3 pairs; prefetched a stage earlier, 1.02).
     #[inline]
     fn prefetch_state(&self, ev: Event) {
-        let Event::Arrive(p) = ev else {
-            return;
+        let p = match ev {
+            Event::Arrive(p) => p,
+            Event::TxDone(p) => {
+                // A switch's frame leaving: its buffer accounting row, written when it came
+                // in and long gone from the cache since.
+                let node = self.net.port_node[p.idx()];
+                if let crate::network::Role::Switch(s) = self.net.roles[node.idx()]
+                    && let Some(pkt) = self.net.ports[p.idx()].in_service()
+                    && pkt.charge != crate::packet::Charge::None
+                {
+                    for line in self.switches[s.idx()].departure_hint(p, pkt) {
+                        prefetch(line);
+                    }
+                }
+                return;
+            }
+            _ => return,
         };
         let link = &self.net.links[p.idx()];
         if let Some(second) = link.second(&self.net.pool) {

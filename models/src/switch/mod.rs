@@ -289,6 +289,16 @@ impl Switch {
         self.xoff_seen && ports[inl].xoff.mask.contains(pkt.prio) && self.mmu.allows_xon(inl, pkt.prio)
     }
 
+    /// What [`Switch::departed`] will update for `pkt` leaving `out` (prefetch hints).
+    #[inline]
+    pub fn departure_hint(&self, out: PortId, pkt: &Packet) -> [*const u8; 2] {
+        let (inl, outl) = (
+            pkt.in_port.0.wrapping_sub(self.first),
+            out.0.wrapping_sub(self.first),
+        );
+        self.mmu.release_hint(inl as usize, outl as usize, pkt.prio)
+    }
+
     /// Lossless ingress PG bytes of `port` and their XOFF threshold now (telemetry).
     pub fn pg_sample(&self, port: PortId) -> (u64, u64, u32) {
         self.mmu.pg_bytes_and_xoff(self.local(port))

@@ -256,6 +256,29 @@ impl Mmu {
         }) as usize
     }
 
+    /// The accounting row and the slice's shared count a frame's release will update (for a
+    /// prefetch hint): its ingress PG's when `prio` is lossless, else its egress queue's.
+    #[inline]
+    pub fn release_hint(&self, inp: usize, out: usize, prio: u8) -> [*const u8; 2] {
+        let p = (prio as usize).min(7);
+        let (row, port) = if self.is_lossless(prio) {
+            let row = self.pg.get(inp).map(|r| &r[p] as *const PgAcct as *const u8);
+            (row, inp)
+        } else {
+            let row = self
+                .queue
+                .get(out)
+                .map(|r| &r[p] as *const QueueAcct as *const u8);
+            (row, out)
+        };
+        // Out of range only for a frame that never entered this switch: a hint, never read.
+        let slice = self.slice_of.get(port).map_or(0, |&s| s as usize);
+        [
+            row.unwrap_or(std::ptr::null()),
+            self.shared_used.as_ptr().wrapping_add(slice) as *const u8,
+        ]
+    }
+
     /// Admit a frame arriving on local port `inp` for local egress `out` at `prio`.
     pub fn admit(&mut self, inp: usize, out: usize, prio: u8, frame: u16) -> Result<Charge, DropReason> {
         let c = self.cells(frame);
