@@ -292,11 +292,8 @@ impl Switch {
     /// What [`Switch::departed`] will update for `pkt` leaving `out` (prefetch hints).
     #[inline]
     pub fn departure_hint(&self, out: PortId, pkt: &Packet) -> [*const u8; 2] {
-        let (inl, outl) = (
-            pkt.in_port.0.wrapping_sub(self.first),
-            out.0.wrapping_sub(self.first),
-        );
-        self.mmu.release_hint(inl as usize, outl as usize, pkt.prio)
+        self.mmu
+            .release_hint(self.local(pkt.in_port), self.local(out), pkt.prio)
     }
 
     /// Lossless ingress PG bytes of `port` and their XOFF threshold now (telemetry).

@@ -261,22 +261,16 @@ impl Mmu {
     #[inline]
     pub fn release_hint(&self, inp: usize, out: usize, prio: u8) -> [*const u8; 2] {
         let p = (prio as usize).min(7);
-        let (row, port) = if self.is_lossless(prio) {
-            let row = self.pg.get(inp).map(|r| &r[p] as *const PgAcct as *const u8);
-            (row, inp)
+        // Rows checked: a partition forgets the rows of switches it does not run.
+        let row = if self.is_lossless(prio) {
+            self.pg.get(inp).map(|r| &r[p] as *const PgAcct as *const u8)
         } else {
-            let row = self
-                .queue
+            self.queue
                 .get(out)
-                .map(|r| &r[p] as *const QueueAcct as *const u8);
-            (row, out)
+                .map(|r| &r[p] as *const QueueAcct as *const u8)
         };
-        // Out of range only for a frame that never entered this switch: a hint, never read.
-        let slice = self.slice_of.get(port).map_or(0, |&s| s as usize);
-        [
-            row.unwrap_or(std::ptr::null()),
-            self.shared_used.as_ptr().wrapping_add(slice) as *const u8,
-        ]
+        let shared = self.shared_used.as_ptr().wrapping_add(self.slice(inp, out, prio));
+        [row.unwrap_or(std::ptr::null()), shared as *const u8]
     }
 
     /// Admit a frame arriving on local port `inp` for local egress `out` at `prio`.
