@@ -21,31 +21,69 @@ use crate::ids::{HostId, NodeId, PortId};
 const NONE: u32 = u32::MAX;
 
 /// Next-hop sets of a regular two- or three-tier Clos fabric.
+///
+/// Laid out for the lookup every switch hop makes: a node's tier, pod and up group share one
+/// cache line, and so do a host's leaf, pod, key and the leaf's ports to it, so that a next
+/// hop reads two records and at most one down group (a k = 64 fat tree's per-field arrays had
+/// cost up to eight misses a hop). A group of consecutive ports is named by its first port,
+/// so picking a member reads no port list.
 #[derive(Debug, Clone, Default)]
 pub struct Clos {
-    /// Per node: 0 host, 1 leaf (edge), 2 spine (aggregation), 3 core.
-    level: Vec<u8>,
-    /// Per node: its up group (all ports to the tier above), `NONE` at the top.
-    up: Vec<u32>,
-    /// Per node: where its down groups start in `down`; a leaf has none (its hosts are
-    /// `host_group`), a spine of a two-tier fabric one per leaf, an aggregation switch one
-    /// per edge of its pod, a core one per pod.
-    down_start: Vec<u32>,
-    down: Vec<u32>,
-    /// Per node: its pod (aggregation switches), `NONE` elsewhere.
-    pod_of_node: Vec<u32>,
-    /// Per host: its leaf, the group of the leaf's ports to it, its leaf's index (among all
-    /// leaves in a two-tier fabric, within its pod in a three-tier one) and its pod.
-    host_leaf: Vec<NodeId>,
-    host_group: Vec<u32>,
-    host_key: Vec<u32>,
-    host_pod: Vec<u32>,
-    /// Per node: its only port, for hosts.
-    host_port: Vec<PortId>,
+    /// Per node: its tier, pod, up group and down groups.
+    node: Vec<NodeRoute>,
+    /// Per host: its leaf, pod, key and the leaf's ports to it.
+    host: Vec<HostRoute>,
+    /// Down groups: node `s`'s for key `k` is `down[node[s].down_start + k]`.
+    down: Vec<Span>,
     tiers: u8,
-    /// Group `g` is `ports[start[g]..start[g + 1]]`.
-    start: Vec<u32>,
+    /// The members of every group, for [`Clos::next_hops`]'s slices.
     ports: Vec<PortId>,
+}
+
+/// A group of egress ports: `ports[at..at + len]`, and its first port if they are
+/// consecutive (`NONE` otherwise).
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    at: u32,
+    len: u32,
+    first: u32,
+}
+
+impl Span {
+    const EMPTY: Span = Span {
+        at: 0,
+        len: 0,
+        first: NONE,
+    };
+}
+
+/// A node's routing record (one cache line).
+#[derive(Debug, Clone, Copy)]
+#[repr(align(32))]
+struct NodeRoute {
+    /// 0 host, 1 leaf (edge), 2 spine (aggregation), 3 core.
+    level: u8,
+    /// Its pod (aggregation switches), `NONE` elsewhere.
+    pod: u32,
+    /// Where its down groups start in `down`: a leaf has none (its hosts are
+    /// [`HostRoute::group`]), a spine of a two-tier fabric one per leaf, an aggregation switch
+    /// one per edge of its pod, a core one per pod.
+    down_start: u32,
+    /// Its up group (all ports to the tier above; a host's only port), empty at the top.
+    up: Span,
+}
+
+/// A host's routing record (one cache line).
+#[derive(Debug, Clone, Copy)]
+#[repr(align(32))]
+struct HostRoute {
+    /// Its leaf, and the group of the leaf's ports to it.
+    leaf: NodeId,
+    group: Span,
+    /// Its leaf's index (among all leaves in a two-tier fabric, within its pod in a
+    /// three-tier one) and its pod.
+    key: u32,
+    pod: u32,
 }
 
 impl Clos {
@@ -181,28 +219,31 @@ impl Clos {
         }
 
         let mut c = Clos {
-            level: level.clone(),
-            up: vec![NONE; n],
-            down_start: vec![NONE; n],
-            pod_of_node: vec![NONE; n],
-            host_port: vec![PortId::NONE; n],
+            node: level
+                .iter()
+                .map(|&level| NodeRoute {
+                    level,
+                    pod: NONE,
+                    down_start: NONE,
+                    up: Span::EMPTY,
+                })
+                .collect(),
             tiers,
-            start: vec![0],
             ..Default::default()
         };
         let mut groups: Vec<Vec<PortId>> = Vec::new();
         for s in 0..n {
             let ports = g.node_ports[s].clone();
-            match c.level[s] {
-                0 => c.host_port[s] = PortId(ports.start),
+            match c.node[s].level {
+                0 => c.node[s].up = c.push(&[PortId(ports.start)]),
                 l => {
                     if l < tiers {
                         let up: Vec<PortId> = ports
                             .clone()
-                            .filter(|&p| c.level[peer(p)] > l)
+                            .filter(|&p| c.node[peer(p)].level > l)
                             .map(PortId)
                             .collect();
-                        c.up[s] = c.push(&up);
+                        c.node[s].up = c.push(&up);
                     }
                     // Down groups, keyed by the child a destination sits under.
                     let key = |m: usize| match (tiers, l) {
@@ -223,17 +264,17 @@ impl Clos {
                     if keys > 0 {
                         groups.clear();
                         groups.resize(keys, Vec::new());
-                        for p in ports.filter(|&p| c.level[peer(p)] < l) {
+                        for p in ports.filter(|&p| c.node[peer(p)].level < l) {
                             groups[key(peer(p))? as usize].push(PortId(p));
                         }
-                        c.down_start[s] = c.down.len() as u32;
+                        c.node[s].down_start = c.down.len() as u32;
                         for group in &groups {
-                            let gid = c.push(group);
-                            c.down.push(gid);
+                            let span = c.push(group);
+                            c.down.push(span);
                         }
                     }
                     if l == 2 && tiers == 3 {
-                        c.pod_of_node[s] = pod_of_node[s];
+                        c.node[s].pod = pod_of_node[s];
                     }
                 }
             }
@@ -245,47 +286,80 @@ impl Clos {
                 .filter(|&p| peer(p) == h.idx())
                 .map(PortId)
                 .collect();
-            let gid = c.push(&to_host);
-            c.host_leaf.push(NodeId(leaf as u32));
-            c.host_group.push(gid);
-            c.host_key.push(if tiers == 3 {
-                pos_in_pod[leaf]
-            } else {
-                leaf_index[leaf]
+            let group = c.push(&to_host);
+            c.host.push(HostRoute {
+                leaf: NodeId(leaf as u32),
+                group,
+                key: if tiers == 3 {
+                    pos_in_pod[leaf]
+                } else {
+                    leaf_index[leaf]
+                },
+                pod: pod_of_node[leaf],
             });
-            c.host_pod.push(pod_of_node[leaf]);
         }
         Some(c)
     }
 
-    fn push(&mut self, ports: &[PortId]) -> u32 {
+    /// Store a group's members; its span.
+    fn push(&mut self, ports: &[PortId]) -> Span {
+        let at = self.ports.len() as u32;
         self.ports.extend_from_slice(ports);
-        self.start.push(self.ports.len() as u32);
-        (self.start.len() - 2) as u32
+        let consecutive = ports.windows(2).all(|w| w[1].0 == w[0].0.wrapping_add(1));
+        Span {
+            at,
+            len: ports.len() as u32,
+            first: match ports.first() {
+                Some(p) if consecutive => p.0,
+                _ => NONE,
+            },
+        }
     }
 
+    /// The group of egress ports on a shortest path from `node` toward host `dst`.
     #[inline]
-    fn group(&self, g: u32) -> &[PortId] {
-        &self.ports[self.start[g as usize] as usize..self.start[g as usize + 1] as usize]
+    fn span(&self, node: NodeId, dst: HostId) -> Span {
+        let n = &self.node[node.idx()];
+        match n.level {
+            0 => n.up,
+            1 => {
+                let h = &self.host[dst.idx()];
+                if h.leaf == node { h.group } else { n.up }
+            }
+            2 => {
+                let h = &self.host[dst.idx()];
+                if self.tiers == 2 || n.pod == h.pod {
+                    self.down[(n.down_start + h.key) as usize]
+                } else {
+                    n.up
+                }
+            }
+            _ => self.down[(n.down_start + self.host[dst.idx()].pod) as usize],
+        }
     }
 
     /// Egress ports on a shortest path from `node` toward host `dst`.
     #[inline]
     pub fn next_hops(&self, node: NodeId, dst: HostId) -> &[PortId] {
-        let s = node.idx();
-        let d = dst.idx();
-        let g = match self.level[s] {
-            0 => return std::slice::from_ref(&self.host_port[s]),
-            1 if self.host_leaf[d] == node => self.host_group[d],
-            1 => self.up[s],
-            2 if self.tiers == 2 => self.down[(self.down_start[s] + self.host_key[d]) as usize],
-            2 if self.pod_of_node[s] == self.host_pod[d] => {
-                self.down[(self.down_start[s] + self.host_key[d]) as usize]
-            }
-            2 => self.up[s],
-            _ => self.down[(self.down_start[s] + self.host_pod[d]) as usize],
+        let s = self.span(node, dst);
+        &self.ports[s.at as usize..(s.at + s.len) as usize]
+    }
+
+    /// The member `choose(n)` (below `n`) of the `n` egress ports [`Clos::next_hops`] gives,
+    /// asked only when there are several; None if there are none.
+    #[inline]
+    pub fn pick(&self, node: NodeId, dst: HostId, choose: impl FnOnce(usize) -> usize) -> Option<PortId> {
+        let s = self.span(node, dst);
+        let i = match s.len {
+            0 => return None,
+            1 => 0,
+            n => choose(n as usize) as u32,
         };
-        self.group(g)
+        Some(if s.first != NONE {
+            PortId(s.first + i)
+        } else {
+            self.ports[(s.at + i) as usize]
+        })
     }
 }
 
@@ -327,6 +401,14 @@ mod tests {
                 );
                 assert_eq!(a, b, "node {n} to h{h} in {toml}");
                 assert!(!a.is_empty());
+                // Each member picked without the list is the list's.
+                for i in 0..a.len() {
+                    let picked = clos.pick(NodeId(n), HostId(h), |m| {
+                        assert_eq!(m, a.len(), "asked only with several members");
+                        i
+                    });
+                    assert_eq!(picked, Some(a[i]), "node {n} to h{h}, member {i}");
+                }
             }
         }
     }

@@ -49,6 +49,23 @@ impl Routes {
             Routes::Tables(t) => t.next_hops(node, dst),
         }
     }
+
+    /// The member `choose(n)` of the `n` next hops from `node` toward `dst` (asked only when
+    /// there are several), without reading the member list where the ports are consecutive.
+    #[inline]
+    pub fn pick(&self, node: NodeId, dst: HostId, choose: impl FnOnce(usize) -> usize) -> Option<PortId> {
+        match self {
+            Routes::Clos(c) => c.pick(node, dst, choose),
+            Routes::Tables(t) => {
+                let hops = t.next_hops(node, dst);
+                match hops.len() {
+                    0 => None,
+                    1 => Some(hops[0]),
+                    n => Some(hops[choose(n)]),
+                }
+            }
+        }
+    }
 }
 
 /// The fabric's routing state: tables, per-node hashes, the switches' policy and flowlets.
@@ -98,11 +115,18 @@ impl Router {
     /// The ECMP egress from `node` for a packet of `flow` to `dst` carrying `entropy`.
     #[inline]
     pub fn ecmp(&self, node: NodeId, flow: FlowId, dst: HostId, entropy: u16) -> Option<PortId> {
-        let hops = self.tables.next_hops(node, dst);
-        match hops.len() {
-            0 => None,
-            1 => Some(hops[0]),
-            n => Some(hops[pick(self.hashers[node.idx()].hash(self.conn(flow), dst, entropy), n)]),
+        self.tables.pick(node, dst, |n| {
+            pick(self.hashers[node.idx()].hash(self.conn(flow), dst, entropy), n)
+        })
+    }
+
+    /// The egress [`Router::choose`] will pick for `pkt` at `node`, where it depends on the
+    /// packet alone (ECMP; None under adaptive routing): a prefetch hint.
+    #[inline]
+    pub fn hint(&self, node: NodeId, pkt: &Packet) -> Option<PortId> {
+        match self.policy {
+            Routing::Adaptive { .. } => None,
+            _ => self.ecmp(node, pkt.flow, pkt.dst, pkt.entropy),
         }
     }
 
