@@ -54,14 +54,31 @@ impl Sim<'_> {
         if let Some(second) = link.second(&self.net.pool) {
             prefetch(second);
         }
-        let node = self.net.port_node[self.net.peer[p.idx()].idx()];
-        if matches!(self.net.roles[node.idx()], crate::network::Role::Host(_))
-            && let Some(pkt) = link.head_frame(&self.net.pool)
-            && let Some(flow) = self.flows.get(pkt.flow.idx())
-        {
-            let base = flow as *const crate::nic::Flow as *const u8;
-            for off in (0..std::mem::size_of::<crate::nic::Flow>().min(512)).step_by(64) {
-                prefetch(base.wrapping_add(off));
+        let q = self.net.peer[p.idx()];
+        let node = self.net.port_node[q.idx()];
+        let Some(pkt) = link.head_frame(&self.net.pool) else {
+            return;
+        };
+        match self.net.roles[node.idx()] {
+            crate::network::Role::Host(_) => {
+                if let Some(flow) = self.flows.get(pkt.flow.idx()) {
+                    let base = flow as *const crate::nic::Flow as *const u8;
+                    for off in (0..std::mem::size_of::<crate::nic::Flow>().min(512)).step_by(64) {
+                        prefetch(base.wrapping_add(off));
+                    }
+                }
+            }
+            crate::network::Role::Switch(s) => {
+                // The egress its routing will pick (ECMP depends on the frame alone), and
+                // the buffer accounting its admission reads.
+                if let Some(out) = self.net.router.hint(node, pkt)
+                    && let Some(port) = self.net.ports.get(out.idx())
+                {
+                    prefetch_port(port);
+                    for line in self.switches[s.idx()].admission_hint(q, out, pkt.prio) {
+                        prefetch(line);
+                    }
+                }
             }
         }
     }

@@ -296,6 +296,13 @@ impl Switch {
             .release_hint(self.local(pkt.in_port), self.local(out), pkt.prio)
     }
 
+    /// What [`Switch::receive`]'s admission will read for a frame of `prio` from `in_port` to
+    /// `out` (prefetch hints): the same rows its departure updates.
+    #[inline]
+    pub fn admission_hint(&self, in_port: PortId, out: PortId, prio: u8) -> [*const u8; 2] {
+        self.mmu.release_hint(self.local(in_port), self.local(out), prio)
+    }
+
     /// Lossless ingress PG bytes of `port` and their XOFF threshold now (telemetry).
     pub fn pg_sample(&self, port: PortId) -> (u64, u64, u32) {
         self.mmu.pg_bytes_and_xoff(self.local(port))
