@@ -216,6 +216,12 @@ impl Link {
         pool.second_slot(&self.flight)
     }
 
+    /// The slots a frame sent next will touch: the last frame's on the wire, and a free one.
+    #[inline]
+    pub fn send_slots(&self, pool: &PacketPool) -> [Option<*const u8>; 2] {
+        pool.push_slots(&self.flight)
+    }
+
     /// Move the frames on the wire from pool `from` to pool `to` (`PacketPool::move_to`).
     pub fn rehome(&mut self, from: &mut PacketPool, to: &mut PacketPool) {
         from.move_to(&mut self.flight, to);

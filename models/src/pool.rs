@@ -168,6 +168,14 @@ impl PacketPool {
             .map(|s| s as *const Slot as *const u8)
     }
 
+    /// The tail slot of `q` (the next push links it) and the free slot the next push takes,
+    /// for a prefetch hint.
+    #[inline]
+    pub(crate) fn push_slots(&self, q: &Fifo) -> [Option<*const u8>; 2] {
+        let slot = |i: u32| self.slots.get(i as usize).map(|s| s as *const Slot as *const u8);
+        [slot(q.tail), slot(self.free)]
+    }
+
     /// The slot after the head of `q`, for a prefetch hint (None when `q` holds under two
     /// frames). Reads the head slot.
     #[inline]

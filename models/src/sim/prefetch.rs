@@ -35,6 +35,15 @@ impl Sim<'_> {
         let p = match ev {
             Event::Arrive(p) => p,
             Event::TxDone(p) => {
+                // The frame goes on its cable: the cable's last frame is linked to it, in a
+                // slot taken from the free list.
+                for slot in self.net.links[p.idx()]
+                    .send_slots(&self.net.pool)
+                    .into_iter()
+                    .flatten()
+                {
+                    prefetch(slot);
+                }
                 // A switch's frame leaving: its buffer accounting row, written when it came
                 // in and long gone from the cache since.
                 let node = self.net.port_node[p.idx()];

@@ -87,7 +87,7 @@ impl Sim<'_> {
         } else {
             self.net.ports[p.idx()].count_tx(&pkt);
             if let Some(part) = self.part.as_deref_mut()
-                && let Some(to) = part.crossing(self.net.peer[p.idx()])
+                && let Some(to) = part.crossing(p, self.net.peer[p.idx()])
             {
                 // Into another partition: it reaches that partition's copy of the cable
                 // after this window (`parallel`).
