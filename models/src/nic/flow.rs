@@ -33,6 +33,18 @@ impl std::ops::DerefMut for Flow {
 }
 
 impl Flow {
+    /// The transport state kept out of line (UET's), and its size: a prefetch hint.
+    #[inline]
+    pub fn transport_lines(&self) -> Option<(*const u8, usize)> {
+        match &self.proto {
+            Proto::Uet(u) => Some((
+                &**u as *const super::uet::Uet as *const u8,
+                std::mem::size_of::<super::uet::Uet>(),
+            )),
+            Proto::Roce(_) => None,
+        }
+    }
+
     /// Free the per-packet state of the sides this copy does not run (`UetPdc::shed`):
     /// the copy of a partition that holds neither or only one of the flow's ends.
     pub fn shed(&mut self, sender: bool, receiver: bool) {

@@ -44,16 +44,21 @@ impl Sim<'_> {
                 {
                     prefetch(slot);
                 }
-                // A switch's frame leaving: its buffer accounting row, written when it came
-                // in and long gone from the cache since.
                 let node = self.net.port_node[p.idx()];
-                if let crate::network::Role::Switch(s) = self.net.roles[node.idx()]
-                    && let Some(pkt) = self.net.ports[p.idx()].in_service()
-                    && pkt.charge != crate::packet::Charge::None
-                {
-                    for line in self.switches[s.idx()].departure_hint(p, pkt) {
-                        prefetch(line);
+                let Some(pkt) = self.net.ports[p.idx()].in_service() else {
+                    return;
+                };
+                match self.net.roles[node.idx()] {
+                    // A switch's frame leaving: its buffer accounting row, written when it
+                    // came in and long gone from the cache since.
+                    crate::network::Role::Switch(s) if pkt.charge != crate::packet::Charge::None => {
+                        for line in self.switches[s.idx()].departure_hint(p, pkt) {
+                            prefetch(line);
+                        }
                     }
+                    // A host's: the flow that sent it most often sends the next one.
+                    crate::network::Role::Host(_) => self.prefetch_flow(pkt.flow),
+                    _ => {}
                 }
                 return;
             }
@@ -69,14 +74,7 @@ impl Sim<'_> {
             return;
         };
         match self.net.roles[node.idx()] {
-            crate::network::Role::Host(_) => {
-                if let Some(flow) = self.flows.get(pkt.flow.idx()) {
-                    let base = flow as *const crate::nic::Flow as *const u8;
-                    for off in (0..std::mem::size_of::<crate::nic::Flow>().min(512)).step_by(64) {
-                        prefetch(base.wrapping_add(off));
-                    }
-                }
-            }
+            crate::network::Role::Host(_) => self.prefetch_flow(pkt.flow),
             crate::network::Role::Switch(s) => {
                 // The egress its routing will pick (ECMP depends on the frame alone), and
                 // the buffer accounting its admission reads.
@@ -88,6 +86,24 @@ impl Sim<'_> {
                         prefetch(line);
                     }
                 }
+            }
+        }
+    }
+
+    /// A flow's state (512 bytes at most) and its transport's out of line: found through
+    /// the flow's first line, which this loads (it misses when that line does).
+    #[inline]
+    fn prefetch_flow(&self, f: crate::ids::FlowId) {
+        let Some(flow) = self.flows.get(f.idx()) else {
+            return;
+        };
+        let base = flow as *const crate::nic::Flow as *const u8;
+        for off in (0..std::mem::size_of::<crate::nic::Flow>().min(512)).step_by(64) {
+            prefetch(base.wrapping_add(off));
+        }
+        if let Some((t, len)) = flow.transport_lines() {
+            for off in (0..len.min(512)).step_by(64) {
+                prefetch(t.wrapping_add(off));
             }
         }
     }
