@@ -30,7 +30,10 @@ impl EcmpHash {
             sim_core::rng::mix64(state)
         };
         // Draw rows until every group size 2^m (m <= 6) sees the low 6 entropy bits at full
-        // rank: one round of 64 EVs then covers every member equally.
+        // rank: one round of 64 EVs then covers every member equally. The first m output bits
+        // have rank m for every m exactly when the first 6 do (independent rows stay so in
+        // any subset), and the CRC's response to each entropy bit is the same for every draw.
+        let diffs = entropy_bit_diffs();
         loop {
             let mut rows = [0u32; 16];
             for r in &mut rows {
@@ -40,25 +43,20 @@ impl EcmpHash {
                 rows,
                 seed: next() as u16,
             };
-            if (1..=6).all(|m| h.rank(m, 6) == m) {
+            if h.rank(6, &diffs) == 6 {
                 return h;
             }
         }
     }
 
-    /// GF(2) rank of the map from the low `bits` entropy bits to the low `m` output bits.
-    fn rank(&self, m: usize, bits: usize) -> usize {
-        let zero = crc32fast::hash(&[0u8; 10]);
-        let mut cols: Vec<u16> = (0..bits)
-            .map(|j| {
-                let mut b = [0u8; 10];
-                b[8..].copy_from_slice(&(1u16 << j).to_le_bytes());
-                let d = crc32fast::hash(&b) ^ zero;
-                (0..m).fold(0u16, |acc, i| {
-                    acc | ((((self.rows[i] & d).count_ones() & 1) as u16) << i)
-                })
+    /// GF(2) rank of the map from the entropy bits whose CRC differences are `diffs` to the
+    /// low `m` output bits.
+    fn rank(&self, m: usize, diffs: &[u32; 6]) -> usize {
+        let mut cols = diffs.map(|d| {
+            (0..m).fold(0u16, |acc, i| {
+                acc | ((((self.rows[i] & d).count_ones() & 1) as u16) << i)
             })
-            .collect();
+        });
         let mut rank = 0;
         for bit in 0..m {
             if let Some(p) = (rank..cols.len()).find(|&k| cols[k] >> bit & 1 == 1) {
@@ -88,6 +86,17 @@ impl EcmpHash {
         }
         (out ^ self.seed) as u64
     }
+}
+
+/// What flipping each of the low 6 entropy bits does to the CRC (it is linear: the difference
+/// is the same whatever the rest of the 5-tuple).
+fn entropy_bit_diffs() -> [u32; 6] {
+    let zero = crc32fast::hash(&[0u8; 10]);
+    std::array::from_fn(|j| {
+        let mut b = [0u8; 10];
+        b[8..].copy_from_slice(&(1u16 << j).to_le_bytes());
+        crc32fast::hash(&b) ^ zero
+    })
 }
 
 /// Pick one of `n` members from a hash (modulo, as hash-threshold ECMP does).
