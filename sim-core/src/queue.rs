@@ -157,6 +157,12 @@ impl<E: Simultaneous> EventQueue<E> {
         self.now.get(2).map(|(_, e)| e)
     }
 
+    /// The event after that one when it, too, is due now (a hint, as [`Self::next_now`]).
+    #[inline]
+    pub fn fourth_now(&self) -> Option<&E> {
+        self.now.get(3).map(|(_, e)| e)
+    }
+
     /// Time of the earliest pending event, without removing it.
     pub fn peek_time(&self) -> Option<Time> {
         if !self.now.is_empty() {

@@ -338,6 +338,16 @@ impl Clos {
         }
     }
 
+    /// The records [`Self::pick`] reads first for `dst` at `node` (a prefetch hint: the
+    /// down group it may read after them depends on them).
+    #[inline]
+    pub fn lines(&self, node: NodeId, dst: HostId) -> [*const u8; 2] {
+        [
+            self.node.as_ptr().wrapping_add(node.idx()) as *const u8,
+            self.host.as_ptr().wrapping_add(dst.idx()) as *const u8,
+        ]
+    }
+
     /// Egress ports on a shortest path from `node` toward host `dst`.
     #[inline]
     pub fn next_hops(&self, node: NodeId, dst: HostId) -> &[PortId] {

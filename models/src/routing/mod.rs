@@ -120,6 +120,21 @@ impl Router {
         })
     }
 
+    /// The lines [`Router::hint`] reads first for `pkt` at `node`: its hash function and, in
+    /// a Clos fabric, the node's and the destination's routing records (a prefetch hint, an
+    /// event before the hint itself).
+    #[inline]
+    pub fn hint_lines(&self, node: NodeId, pkt: &Packet) -> [*const u8; 3] {
+        let hasher = self.hashers.as_ptr().wrapping_add(node.idx()) as *const u8;
+        match &self.tables {
+            Routes::Clos(c) => {
+                let [n, h] = c.lines(node, pkt.dst);
+                [hasher, n, h]
+            }
+            Routes::Tables(_) => [hasher; 3],
+        }
+    }
+
     /// The egress [`Router::choose`] will pick for `pkt` at `node`, where it depends on the
     /// packet alone (ECMP; None under adaptive routing): a prefetch hint.
     #[inline]

@@ -5,18 +5,22 @@
 use super::{Event, Sim};
 
 impl Sim<'_> {
-    /// Three stages, for the event loops (`Sim::advance`, and a partition's window), each
-    /// an event nearer than the one before: the lines of the third event due now (found
-    /// from its ids alone, [`Self::prefetch_lines`]), the frame slots the second one's lines
-    /// point at ([`Self::prefetch`]), and what the next one's frames point at
+    /// Four stages, for the event loops (`Sim::advance`, and a partition's window), each
+    /// an event nearer than the one before: the lines of the fourth event due now (found
+    /// from its ids alone, [`Self::prefetch_lines`]), the frame slots the third one's lines
+    /// point at ([`Self::prefetch`]), the routing records the second one's frame reads
+    /// ([`Self::prefetch_route`]), and what the next one's frames point at
     /// ([`Self::prefetch_state`]).
     #[inline]
     pub(super) fn prefetch_ahead(&self) {
-        if let Some(&n) = self.queue.third_now() {
+        if let Some(&n) = self.queue.fourth_now() {
             self.prefetch_lines(n);
         }
-        if let Some(&n) = self.queue.second_now() {
+        if let Some(&n) = self.queue.third_now() {
             self.prefetch(n);
+        }
+        if let Some(&n) = self.queue.second_now() {
+            self.prefetch_route(n);
         }
         if let Some(&n) = self.queue.next_now() {
             self.prefetch_state(n);
@@ -86,6 +90,24 @@ impl Sim<'_> {
                         prefetch(line);
                     }
                 }
+            }
+        }
+    }
+
+    /// For a frame about to reach a switch: the routing records its hint reads (the
+    /// destination's, one of 65,536 at k=64), so that [`Self::prefetch_state`] computes the
+    /// egress an event later without waiting on them.
+    #[inline]
+    fn prefetch_route(&self, ev: Event) {
+        let Event::Arrive(p) = ev else {
+            return;
+        };
+        let node = self.net.port_node[self.net.peer[p.idx()].idx()];
+        if let crate::network::Role::Switch(_) = self.net.roles[node.idx()]
+            && let Some(pkt) = self.net.links[p.idx()].head_frame(&self.net.pool)
+        {
+            for line in self.net.router.hint_lines(node, pkt) {
+                prefetch(line);
             }
         }
     }
