@@ -307,6 +307,23 @@ mod tests {
     }
 
     #[test]
+    fn the_hints_name_the_events_due_now_in_the_order_they_pop() {
+        let mut q = EventQueue::new();
+        for i in 0..6 {
+            q.push(Time(5), i);
+        }
+        q.push(Time(9), 6);
+        assert_eq!(q.pop(), Some((Time(5), 0)));
+        let hints = [q.next_now(), q.second_now(), q.third_now(), q.fourth_now()];
+        assert_eq!(hints, [Some(&1), Some(&2), Some(&3), Some(&4)]);
+        for i in 1..5 {
+            assert_eq!(q.pop(), Some((Time(5), i)));
+        }
+        // One more event due now; the one at 9 is not named until its time comes.
+        assert_eq!((q.next_now(), q.second_now()), (Some(&5), None));
+    }
+
+    #[test]
     fn equal_times_pop_by_rank_whenever_and_in_whatever_order_they_were_pushed() {
         let mut q = EventQueue::new();
         q.push(Time(5), Ranked(2, 0));
