@@ -138,29 +138,12 @@ impl<E: Simultaneous> EventQueue<E> {
         self.now.pop_front().map(|(_, e)| (Time(self.last), e))
     }
 
-    /// The next event when it is due at the last popped time, found without a search (None
-    /// does not mean the queue is empty): a hint of what to fetch from memory ahead of it.
+    /// The event `i` places after the next (0: the next) when it is due at the last popped
+    /// time, found without a search (None does not mean the queue is empty): a hint of what
+    /// to fetch from memory ahead of it.
     #[inline]
-    pub fn next_now(&self) -> Option<&E> {
-        self.now.front().map(|(_, e)| e)
-    }
-
-    /// The event after that one when it, too, is due now (a hint, as [`Self::next_now`]).
-    #[inline]
-    pub fn second_now(&self) -> Option<&E> {
-        self.now.get(1).map(|(_, e)| e)
-    }
-
-    /// The event after that one when it, too, is due now (a hint, as [`Self::next_now`]).
-    #[inline]
-    pub fn third_now(&self) -> Option<&E> {
-        self.now.get(2).map(|(_, e)| e)
-    }
-
-    /// The event after that one when it, too, is due now (a hint, as [`Self::next_now`]).
-    #[inline]
-    pub fn fourth_now(&self) -> Option<&E> {
-        self.now.get(3).map(|(_, e)| e)
+    pub fn due_now(&self, i: usize) -> Option<&E> {
+        self.now.get(i).map(|(_, e)| e)
     }
 
     /// Time of the earliest pending event, without removing it.
@@ -314,13 +297,13 @@ mod tests {
         }
         q.push(Time(9), 6);
         assert_eq!(q.pop(), Some((Time(5), 0)));
-        let hints = [q.next_now(), q.second_now(), q.third_now(), q.fourth_now()];
+        let hints = [q.due_now(0), q.due_now(1), q.due_now(2), q.due_now(3)];
         assert_eq!(hints, [Some(&1), Some(&2), Some(&3), Some(&4)]);
         for i in 1..5 {
             assert_eq!(q.pop(), Some((Time(5), i)));
         }
         // One more event due now; the one at 9 is not named until its time comes.
-        assert_eq!((q.next_now(), q.second_now()), (Some(&5), None));
+        assert_eq!((q.due_now(0), q.due_now(1)), (Some(&5), None));
     }
 
     #[test]

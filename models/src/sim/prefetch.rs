@@ -13,21 +13,21 @@ impl Sim<'_> {
     /// ([`Self::prefetch_state`]).
     #[inline]
     pub(super) fn prefetch_ahead(&self) {
-        if let Some(&n) = self.queue.fourth_now() {
+        if let Some(&n) = self.queue.due_now(3) {
             self.prefetch_lines(n);
         }
-        if let Some(&n) = self.queue.third_now() {
+        if let Some(&n) = self.queue.due_now(2) {
             self.prefetch(n);
         }
-        if let Some(&n) = self.queue.second_now() {
+        if let Some(&n) = self.queue.due_now(1) {
             self.prefetch_route(n);
         }
-        if let Some(&n) = self.queue.next_now() {
+        if let Some(&n) = self.queue.due_now(0) {
             self.prefetch_state(n);
         }
     }
 
-    /// The third stage, for a frame about to arrive: the slot of the frame behind it on the
+    /// The last stage, for a frame about to arrive: the slot of the frame behind it on the
     /// cable (its arrival time is read when the head arrives: with 1 us cables a busy cable
     /// holds a dozen frames, each slot written a microsecond ago), and, when it reaches a
     /// host, the flow it is delivered to (512 bytes, far from the port). P8192 on one thread

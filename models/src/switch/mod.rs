@@ -292,8 +292,7 @@ impl Switch {
     /// What [`Switch::departed`] will update for `pkt` leaving `out` (prefetch hints).
     #[inline]
     pub fn departure_hint(&self, out: PortId, pkt: &Packet) -> [*const u8; 2] {
-        self.mmu
-            .release_hint(self.local(pkt.in_port), self.local(out), pkt.prio)
+        self.admission_hint(pkt.in_port, out, pkt.prio)
     }
 
     /// What [`Switch::receive`]'s admission will read for a frame of `prio` from `in_port` to
