@@ -188,6 +188,7 @@ impl<'a> Sim<'a> {
         } else {
             crate::cbfc::Cbfc::default()
         };
+        let prefetching = super::prefetch::worth_it(&net, scenario.flows.len());
         Sim {
             jobs: scenario.jobs.clone(),
             variant,
@@ -214,6 +215,7 @@ impl<'a> Sim<'a> {
             captures,
             mirrored,
             timers,
+            prefetching,
             queue,
             now: Time::ZERO,
             totals: Totals::default(),

@@ -178,6 +178,8 @@ pub struct Sim<'a> {
     /// ceiling, its ACK coalescing and credit-wait timeouts.
     timers: crate::nic::protocol::Timers,
     queue: EventQueue<Event>,
+    /// Whether the event loops prefetch ([`prefetch::worth_it`]).
+    prefetching: bool,
     now: Time,
     pub totals: Totals,
     pub stopped: Option<StopReason>,
@@ -285,7 +287,9 @@ impl Sim<'_> {
             let Some((t, ev)) = next else {
                 break;
             };
-            self.prefetch_ahead();
+            if self.prefetching {
+                self.prefetch_ahead();
+            }
             let done = self.finished == self.flows.len();
             if done
                 && !matches!(
