@@ -194,7 +194,7 @@ pub fn simulate(
             let t0 = Instant::now();
             setting_up.fetch_add(1, Ordering::SeqCst);
             phase(Phase::SettingUp);
-            let mut sim = Sim::new(scenario, variant);
+            let mut sim = Sim::with_threads(scenario, variant, threads.n);
             sim.set_wall_deadline(soft);
             #[cfg(target_os = "linux")]
             sim.set_give_back(crate::alloc::give_back);

@@ -215,7 +215,7 @@ pub fn spread_fct(f: &FlowSpec, mtu: u32, frame: fn(u32) -> u32, layers: &[Layer
 /// on its first shortest path or spread over all of them, whichever is faster (the slowdown's
 /// denominator), and `floor`, a lower bound under
 /// any routing, spraying over parallel paths included (what the causality invariant checks).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FlowBounds {
     pub ideal: Duration,
     pub floor: Duration,

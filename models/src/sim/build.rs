@@ -37,7 +37,7 @@ fn base_rtt(hops: &[(BitRate, Duration)], max_frame: u32) -> Duration {
 /// the path it takes first and the switches on it, and the bounds on its completion. Every
 /// copy of a run cut into partitions has the same: the copies take it from the first instead
 /// of searching the fabric again (a k=64 fat tree's 65,536 flows cross 140 M ports).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(super) struct Paths {
     rtt: Vec<Duration>,
     hops: Vec<u8>,
@@ -45,9 +45,45 @@ pub(super) struct Paths {
 }
 
 impl Paths {
-    fn find(scenario: &Scenario, variant: &Variant, net: &Network) -> Self {
-        let (rtt, hops) = scenario
-            .flows
+    /// Each flow's paths, searched on `threads` threads, each a run of consecutive flows (a
+    /// flow's figures depend on it and the fabric alone, so the split changes none).
+    fn find(scenario: &Scenario, variant: &Variant, net: &Network, threads: usize) -> Self {
+        let flows = &scenario.flows;
+        let chunk = flows.len().div_ceil(threads.max(1)).max(1);
+        if threads <= 1 || flows.len() <= chunk {
+            return Self::of(scenario, variant, net, flows);
+        }
+        let parts: Vec<Paths> = std::thread::scope(|scope| {
+            let searches: Vec<_> = flows
+                .chunks(chunk)
+                .map(|c| scope.spawn(move || Self::of(scenario, variant, net, c)))
+                .collect();
+            searches
+                .into_iter()
+                .map(|s| s.join().expect("a path search does not panic"))
+                .collect()
+        });
+        let mut all = Paths {
+            rtt: Vec::with_capacity(flows.len()),
+            hops: Vec::with_capacity(flows.len()),
+            bounds: Vec::with_capacity(flows.len()),
+        };
+        for p in parts {
+            all.rtt.extend(p.rtt);
+            all.hops.extend(p.hops);
+            all.bounds.extend(p.bounds);
+        }
+        all
+    }
+
+    /// The paths of `flows`, some of the scenario's.
+    fn of(
+        scenario: &Scenario,
+        variant: &Variant,
+        net: &Network,
+        flows: &[crate::workload::FlowSpec],
+    ) -> Self {
+        let (rtt, hops) = flows
             .iter()
             .map(|f| {
                 let hops = ideal::path(net, f);
@@ -56,9 +92,9 @@ impl Paths {
             })
             .unzip();
         let mtu = variant.nic.mtu.0 as u32;
-        let mut bounds = ideal::bounds(net, &scenario.flows, mtu, |prio| variant.nic.transport_of(prio));
+        let mut bounds = ideal::bounds(net, flows, mtu, |prio| variant.nic.transport_of(prio));
         let t = &scenario.topology;
-        for (f, b) in scenario.flows.iter().zip(&mut bounds) {
+        for (f, b) in flows.iter().zip(&mut bounds) {
             if t.same_server(f.src, f.dst) {
                 let d = t.nvlink.expect("servers have NVLink").tx_time(f.size);
                 (b.ideal, b.floor) = (d, d);
@@ -71,7 +107,13 @@ impl Paths {
 impl<'a> Sim<'a> {
     /// Build the run of `variant` on `scenario`'s fabric and traffic.
     pub fn new(scenario: &Scenario, variant: &'a Variant) -> Self {
-        Self::build(scenario, variant, None)
+        Self::build(scenario, variant, None, 1)
+    }
+
+    /// [`Sim::new`], its flows' paths searched on `threads` threads (a k=64 fat tree's
+    /// 65,536 flows cross 140 M ports): the same run.
+    pub fn with_threads(scenario: &Scenario, variant: &'a Variant, threads: usize) -> Self {
+        Self::build(scenario, variant, None, threads)
     }
 
     /// What this run derived from its flows' paths, for a copy of it ([`Sim::with_paths`]).
@@ -86,10 +128,10 @@ impl<'a> Sim<'a> {
 
     /// [`Sim::new`], with what a run built before derived from its flows' paths.
     pub(super) fn with_paths(scenario: &Scenario, variant: &'a Variant, paths: Paths) -> Self {
-        Self::build(scenario, variant, Some(paths))
+        Self::build(scenario, variant, Some(paths), 1)
     }
 
-    fn build(scenario: &Scenario, variant: &'a Variant, paths: Option<Paths>) -> Self {
+    fn build(scenario: &Scenario, variant: &'a Variant, paths: Option<Paths>, threads: usize) -> Self {
         let streams = RngStreams::new(scenario.seed);
         let mut net = fabric(scenario, variant, &streams);
         let from_host = (0..net.ports.len())
@@ -116,7 +158,7 @@ impl<'a> Sim<'a> {
             rtt: path_rtt,
             hops: path_hops,
             bounds,
-        } = paths.unwrap_or_else(|| Paths::find(scenario, variant, &net));
+        } = paths.unwrap_or_else(|| Paths::find(scenario, variant, &net, threads));
         // The unloaded round trip of the longest path a flow takes: NSCC's scaling reference
         // (uet-htsim's network_rtt) and the base of the UET retransmission timeout.
         let network_rtt = path_rtt.iter().copied().max().unwrap_or(Duration::from_us(1));
@@ -385,5 +427,34 @@ fn control_kind(v: &Variant) -> crate::telemetry::Control {
         (Transport::Uet, true, _) => Control::Window,
         (Transport::Roce, _, true) => Control::Rate,
         _ => Control::None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_searched_on_several_threads_are_those_of_one() {
+        // A k=4 fat tree's 16 flows in runs of 6, 6 and 4, and in 16 runs of one.
+        let text = r#"
+            [topology]
+            kind = "fat-tree"
+            k = 4
+            host_link = { rate = "100Gbps", delay = "1us" }
+            fabric_link = { rate = "100Gbps", delay = "1us" }
+            [[workload]]
+            kind = "permutation"
+            size = "1MB"
+        "#;
+        let scenario = crate::scenario::parse(text, "t.toml", "t", &Default::default()).unwrap();
+        let variant = &scenario.variants[0];
+        let net = fabric(&scenario, variant, &RngStreams::new(scenario.seed));
+        let one = Paths::find(&scenario, variant, &net, 1);
+        assert_eq!(one.rtt.len(), 16);
+        assert!(one.rtt.iter().all(|&r| r > Duration::ZERO));
+        for threads in [3, 16, 40] {
+            assert_eq!(Paths::find(&scenario, variant, &net, threads), one);
+        }
     }
 }
