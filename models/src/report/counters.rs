@@ -145,31 +145,20 @@ pub(super) fn counters(sim: &Sim) -> Counters {
     // doubling holds its old and its new block while it copies (at 65,536 hosts, 4.6 M rows
     // of 24 B: a 100 MB block beside a 200 MB one). Room reserved and not used is never
     // touched, so it takes address space, not memory.
-    let mut rows = Vec::with_capacity(net.ports.len() * 10 + net.host_node.len() * 20);
-    let mut names: Vec<Box<str>> = Vec::new();
-    let mut index: HashMap<Box<str>, u32> = HashMap::new();
-    let mut intern = |s: &str| -> u32 {
-        if let Some(&i) = index.get(s) {
-            return i;
-        }
-        let i = names.len() as u32;
-        names.push(s.into());
-        index.insert(s.into(), i);
-        i
-    };
-    let mut push = |node: &str, port: &str, counter: &str, value: u64| {
-        rows.push(Row {
-            node: intern(node),
-            port: intern(port),
-            counter: intern(counter),
-            value,
-        });
+    let rows = Vec::with_capacity(net.ports.len() * 10 + net.host_node.len() * 20);
+    let mut t = Table {
+        rows: Counters {
+            names: Vec::new(),
+            rows,
+        },
+        index: HashMap::new(),
     };
     for (n, name) in net.names.iter().enumerate() {
         for p in net.ports_of(crate::ids::NodeId(n as u32)) {
             let port = &net.ports[p.idx()];
             let c = &port.counters;
-            let pname = net.port_name(p);
+            // A node's and a port's names are looked up once per port, not once per row.
+            let (nid, pid) = (t.id(name), t.id(&net.port_name(p)));
             let rx = received(sim, p);
             for (counter, value) in [
                 ("rx_packets", rx.packets),
@@ -183,14 +172,14 @@ pub(super) fn counters(sim: &Sim) -> Counters {
                 ("drop_headroom_exceeded", c.drops_headroom),
                 ("drop_link_error", c.drops_link_error),
             ] {
-                push(name, &pname, counter, value);
+                t.push(nid, pid, counter, value);
             }
             if let Some(f) = fec_counters(sim, p) {
-                push(name, &pname, "fec_corrected_codewords", f.corrected);
-                push(name, &pname, "fec_uncorrectable_codewords", f.uncorrectable);
-                push(name, &pname, "fec_symbol_errors", f.symbol_errors);
+                t.push(nid, pid, "fec_corrected_codewords", f.corrected);
+                t.push(nid, pid, "fec_uncorrectable_codewords", f.uncorrectable);
+                t.push(nid, pid, "fec_symbol_errors", f.symbol_errors);
             }
-            llr_counters(sim, p, |counter, value| push(name, &pname, counter, value));
+            llr_counters(sim, p, |counter, value| t.push(nid, pid, counter, value));
             // A NIC's traffic per priority (mlx5's per-priority counters), for the
             // priorities that carried any.
             if matches!(net.roles[n], Role::Host(_)) {
@@ -200,10 +189,10 @@ pub(super) fn counters(sim: &Sim) -> Counters {
                     if rx_p + tx_p == 0 {
                         continue;
                     }
-                    push(name, &pname, &format!("rx_prio{prio}_packets"), rx_p);
-                    push(name, &pname, &format!("rx_prio{prio}_bytes"), rx_b);
-                    push(name, &pname, &format!("tx_prio{prio}_packets"), tx_p);
-                    push(name, &pname, &format!("tx_prio{prio}_bytes"), tx_b);
+                    t.push(nid, pid, &format!("rx_prio{prio}_packets"), rx_p);
+                    t.push(nid, pid, &format!("rx_prio{prio}_bytes"), rx_b);
+                    t.push(nid, pid, &format!("tx_prio{prio}_packets"), tx_p);
+                    t.push(nid, pid, &format!("tx_prio{prio}_bytes"), tx_b);
                 }
             }
             // PFC counters (mlx5 names) for lossless priorities and any that saw a pause.
@@ -217,37 +206,33 @@ pub(super) fn counters(sim: &Sim) -> Counters {
                     continue;
                 }
                 if matches!(net.roles[n], Role::Host(_)) {
-                    push(
-                        name,
-                        &pname,
-                        &format!("rx_prio{prio}_discards"),
-                        c.rx_discards(prio),
-                    );
+                    t.push(nid, pid, &format!("rx_prio{prio}_discards"), c.rx_discards(prio));
                 }
-                push(name, &pname, &format!("rx_prio{prio}_pause"), rx.frames(prio));
-                push(name, &pname, &format!("tx_prio{prio}_pause"), tx.frames(prio));
-                push(
-                    name,
-                    &pname,
+                t.push(nid, pid, &format!("rx_prio{prio}_pause"), rx.frames(prio));
+                t.push(nid, pid, &format!("tx_prio{prio}_pause"), tx.frames(prio));
+                t.push(
+                    nid,
+                    pid,
                     &format!("rx_prio{prio}_pause_duration"),
                     us(rx.duration(prio)),
                 );
-                push(
-                    name,
-                    &pname,
+                t.push(
+                    nid,
+                    pid,
                     &format!("tx_prio{prio}_pause_duration"),
                     us(tx.duration(prio)),
                 );
             }
             if !lossless.is_empty() {
-                push(name, &pname, "tx_pause_storm_warning_events", port.xoff.storms());
-                push(name, &pname, "pfc_storm_detected", port.pause.storms());
+                t.push(nid, pid, "tx_pause_storm_warning_events", port.xoff.storms());
+                t.push(nid, pid, "pfc_storm_detected", port.pause.storms());
             }
             if sim.cbfc.on() {
-                cbfc_counters(&sim.cbfc, p.idx(), |c, v| push(name, &pname, c, v));
+                cbfc_counters(&sim.cbfc, p.idx(), |c, v| t.push(nid, pid, c, v));
             }
         }
         if let Role::Host(h) = net.roles[n] {
+            let (nid, nic) = (t.id(name), t.id("nic"));
             let c = &sim.host_counters[h.idx()];
             for (counter, value) in [
                 ("data_packets_sent", c.data_packets_sent),
@@ -261,11 +246,39 @@ pub(super) fn counters(sim: &Sim) -> Counters {
                 ("packet_seq_err", c.packet_seq_err),
                 ("local_ack_timeout_err", c.local_ack_timeout_err),
             ] {
-                push(name, "nic", counter, value);
+                t.push(nid, nic, counter, value);
             }
         }
     }
-    Counters { names, rows }
+    t.rows
+}
+
+/// The rows being written, and each name's number.
+struct Table {
+    rows: Counters,
+    index: HashMap<Box<str>, u32>,
+}
+
+impl Table {
+    fn id(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        let i = self.rows.names.len() as u32;
+        self.rows.names.push(s.into());
+        self.index.insert(s.into(), i);
+        i
+    }
+
+    fn push(&mut self, node: u32, port: u32, counter: &str, value: u64) {
+        let counter = self.id(counter);
+        self.rows.rows.push(Row {
+            node,
+            port,
+            counter,
+            value,
+        });
+    }
 }
 
 /// The LLR counters of the two directions of `p`'s cable, where they run LLR: the one `p`
