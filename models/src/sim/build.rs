@@ -158,7 +158,13 @@ impl<'a> Sim<'a> {
             rtt: path_rtt,
             hops: path_hops,
             bounds,
-        } = paths.unwrap_or_else(|| Paths::find(scenario, variant, &net, threads));
+        } = paths.unwrap_or_else(|| {
+            // No more threads than cores, whatever `--threads` says, and none for fewer than
+            // 256 flows each: starting a thread costs more than so small a search.
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let search = threads.min(cores).min(scenario.flows.len() / 256).max(1);
+            Paths::find(scenario, variant, &net, search)
+        });
         // The unloaded round trip of the longest path a flow takes: NSCC's scaling reference
         // (uet-htsim's network_rtt) and the base of the UET retransmission timeout.
         let network_rtt = path_rtt.iter().copied().max().unwrap_or(Duration::from_us(1));
