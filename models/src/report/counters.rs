@@ -147,7 +147,7 @@ pub(super) fn counters(sim: &Sim) -> Counters {
     // touched, so it takes address space, not memory.
     let rows = Vec::with_capacity(net.ports.len() * 10 + net.host_node.len() * 20);
     let mut t = Table {
-        rows: Counters {
+        counters: Counters {
             names: Vec::new(),
             rows,
         },
@@ -250,12 +250,12 @@ pub(super) fn counters(sim: &Sim) -> Counters {
             }
         }
     }
-    t.rows
+    t.counters
 }
 
 /// The rows being written, and each name's number.
 struct Table {
-    rows: Counters,
+    counters: Counters,
     index: HashMap<Box<str>, u32>,
 }
 
@@ -264,15 +264,15 @@ impl Table {
         if let Some(&i) = self.index.get(s) {
             return i;
         }
-        let i = self.rows.names.len() as u32;
-        self.rows.names.push(s.into());
+        let i = self.counters.names.len() as u32;
+        self.counters.names.push(s.into());
         self.index.insert(s.into(), i);
         i
     }
 
     fn push(&mut self, node: u32, port: u32, counter: &str, value: u64) {
         let counter = self.id(counter);
-        self.rows.rows.push(Row {
+        self.counters.rows.push(Row {
             node,
             port,
             counter,

@@ -287,9 +287,7 @@ impl Sim<'_> {
             let Some((t, ev)) = next else {
                 break;
             };
-            if self.prefetching {
-                self.prefetch_ahead();
-            }
+            self.prefetch_ahead();
             let done = self.finished == self.flows.len();
             if done
                 && !matches!(

@@ -22,9 +22,12 @@ impl Sim<'_> {
     /// from its ids alone, [`Self::prefetch_lines`]), the frame slots the third one's lines
     /// point at ([`Self::prefetch`]), the routing records the second one's frame reads
     /// ([`Self::prefetch_route`]), and what the next one's frames point at
-    /// ([`Self::prefetch_state`]).
+    /// ([`Self::prefetch_state`]). None where the fabric fits in the cache ([`worth_it`]).
     #[inline]
     pub(super) fn prefetch_ahead(&self) {
+        if !self.prefetching {
+            return;
+        }
         if let Some(&n) = self.queue.due_now(3) {
             self.prefetch_lines(n);
         }

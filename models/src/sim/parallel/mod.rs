@@ -394,9 +394,7 @@ impl<'a> Sim<'a> {
             part.key = (t, rank);
             // As the one-thread loop does (`Sim::advance`): without it each event of a
             // partition began with the cache misses the prefetch hides.
-            if self.prefetching {
-                self.prefetch_ahead();
-            }
+            self.prefetch_ahead();
             if t < self.now {
                 self.totals.causality_violations += 1;
             }
