@@ -7,9 +7,9 @@
 //! jemalloc's small-size arenas up to 2 MiB pages: a 128-host run held 24-63 MB, where its
 //! data needs 12-30 MB. So jemalloc keeps its default pages, and each block of at least
 //! [`HUGE`] (where the big arrays live) is advised `MADV_HUGEPAGE` (madvise(2)) when it is
-//! allocated or grown: the kernel backs it with huge pages in its `madvise` and `always`
-//! modes, and a kernel without THP ignores the advice. Other platforms use the system
-//! allocator unchanged.
+//! allocated or grown (before a moved block's contents are copied into it): the kernel backs
+//! it with huge pages in its `madvise` and `always` modes, and a kernel without THP ignores
+//! the advice. Other platforms use the system allocator unchanged.
 
 use std::alloc::{GlobalAlloc, Layout};
 
@@ -64,9 +64,41 @@ unsafe impl GlobalAlloc for Alloc {
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { JE.realloc(ptr, layout, new_size) };
-        advise(p, new_size);
-        p
+        if new_size < HUGE || new_size <= layout.size() {
+            return unsafe { JE.realloc(ptr, layout, new_size) };
+        }
+        // jemalloc's realloc of a block it cannot grow in place copies the contents into the
+        // new block before returning it, so the advice would come after the copied part was
+        // already on small pages (the first half of every doubling vector: the packet slab,
+        // the event queue's buckets). Grow in place, or advise the new block before copying.
+        let flags = align_flags(layout);
+        // SAFETY: `ptr` is a live jemalloc block of `layout`; xallocx only resizes it in
+        // place (returning its real size) and moves nothing.
+        if unsafe { tikv_jemalloc_sys::xallocx(ptr.cast(), new_size, 0, flags) } >= new_size {
+            advise(ptr, new_size);
+            return ptr;
+        }
+        // SAFETY: GlobalAlloc::realloc's own default (a new block of the new size and the
+        // same alignment, the old contents copied, the old block freed), advised in between.
+        unsafe {
+            let p = JE.alloc(Layout::from_size_align_unchecked(new_size, layout.align()));
+            if !p.is_null() {
+                advise(p, new_size);
+                std::ptr::copy_nonoverlapping(ptr, p, layout.size());
+                JE.dealloc(ptr, layout);
+            }
+            p
+        }
+    }
+}
+
+/// jemalloc's flags for a block of `layout`: its alignment when above what every block
+/// has (`MALLOCX_LG_ALIGN`, jemalloc(3)).
+fn align_flags(layout: Layout) -> libc::c_int {
+    if layout.align() <= 16 && layout.align() <= layout.size() {
+        0
+    } else {
+        layout.align().trailing_zeros() as libc::c_int
     }
 }
 
@@ -86,5 +118,44 @@ pub fn give_back() {
             null_mut(),
             0,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every way `realloc` goes (small, shrunk, grown past `HUGE` in place or moved) keeps
+    /// the contents and the alignment, whatever the alignment.
+    #[test]
+    fn realloc_keeps_contents_and_alignment() {
+        for align in [8, 16, 64, 4096, HUGE] {
+            for (from, to) in [
+                (1000, 5000),
+                (1 << 20, 3 << 20),
+                (3 << 20, 9 << 20),
+                (9 << 20, 1 << 20),
+                (HUGE, HUGE + 1),
+            ] {
+                let layout = Layout::from_size_align(from, align).unwrap();
+                // SAFETY: a block of `layout` from this allocator, written and read within
+                // its size, resized once and freed with its final layout.
+                unsafe {
+                    let p = ALLOC.alloc(layout);
+                    assert!(!p.is_null());
+                    for i in 0..from {
+                        *p.add(i) = (i % 251) as u8;
+                    }
+                    let q = ALLOC.realloc(p, layout, to);
+                    assert!(!q.is_null());
+                    assert_eq!(q as usize % align, 0, "align {align}, {from} -> {to}");
+                    for i in 0..from.min(to) {
+                        assert_eq!(*q.add(i), (i % 251) as u8, "byte {i}, {from} -> {to}");
+                    }
+                    *q.add(to - 1) = 7; // the new size is usable
+                    ALLOC.dealloc(q, Layout::from_size_align(to, align).unwrap());
+                }
+            }
+        }
     }
 }
