@@ -16,6 +16,10 @@ use std::alloc::{GlobalAlloc, Layout};
 /// Blocks this large or larger get huge pages: one huge page.
 const HUGE: usize = 2 << 20;
 
+/// The alignment every jemalloc block has on the 64-bit targets (its `MALLOCX_ALIGN` flag is
+/// needed only above it, or for blocks smaller than their alignment).
+const MIN_ALIGN: usize = 16;
+
 /// jemalloc, advising huge pages on large blocks.
 pub struct Alloc;
 
@@ -95,7 +99,7 @@ unsafe impl GlobalAlloc for Alloc {
 /// jemalloc's flags for a block of `layout`: its alignment when above what every block
 /// has (`MALLOCX_LG_ALIGN`, jemalloc(3)).
 fn align_flags(layout: Layout) -> libc::c_int {
-    if layout.align() <= 16 && layout.align() <= layout.size() {
+    if layout.align() <= MIN_ALIGN && layout.align() <= layout.size() {
         0
     } else {
         layout.align().trailing_zeros() as libc::c_int
