@@ -45,7 +45,7 @@ impl Sim<'_> {
     /// The last stage, for a frame about to arrive: the slot of the frame behind it on the
     /// cable (its arrival time is read when the head arrives: with 1 us cables a busy cable
     /// holds a dozen frames, each slot written a microsecond ago), and, when it reaches a
-    /// host, the flow it is delivered to (512 bytes, far from the port). P8192 on one thread
+    /// host, the flow it is delivered to (416 bytes, far from the port). P8192 on one thread
     /// 0.90-0.92 of the CPU time without it (3 alternating pairs). For a switch frame about
     /// to finish leaving: the buffer accounting row its departure updates (0.97 of the CPU
     /// time on P8192, 3 pairs; prefetched a stage earlier, 1.02).
@@ -127,8 +127,8 @@ impl Sim<'_> {
         }
     }
 
-    /// A flow's state (512 bytes at most) and its transport's out of line: found through
-    /// the flow's first line, which this loads (it misses when that line does).
+    /// A flow's state (416 bytes; up to 512 are prefetched) and its transport's out of line:
+    /// found through the flow's first line, which this loads (it misses when that line does).
     #[inline]
     fn prefetch_flow(&self, f: crate::ids::FlowId) {
         let Some(flow) = self.flows.get(f.idx()) else {
