@@ -13,11 +13,13 @@
 //!
 //! ```text
 //!  sim/host.rs         next_data: nic/sched.rs picks a flow (priority, round robin, pacing)
-//!   nic/send.rs        send: the flow's packet (nic/flow.rs -> nic/transport.rs ->
-//!                      nic/roce/mod.rs next_packet), CE share, INT headers; the congestion
+//!   nic/send.rs        send: the flow's packet, made in its port's slot (nic/flow.rs ->
+//!                      nic/transport.rs -> nic/roce/mod.rs next_packet), CE share, INT
+//!                      headers; the congestion
 //!                      control counts it (cc/sender.rs -> cc/dcqcn.rs on_sent) and sets the
 //!                      pace; the retransmission timer
-//!  sim/wire.rs         start_tx -> port.rs begin_tx (serialize, 20 B preamble + IFG)
+//!  sim/wire.rs         start_tx: the frame made in the port's slot -> port.rs begin_staged
+//!                      (serialize, 20 B preamble + IFG)
 //!                      on_tx_done -> link.rs send (5 ns/m, frame errors) -> on_arrive;
 //!                      on an `llr` cable sim/llr.rs -> llr/ numbers, buffers, replays
 //!  switch/classify.rs  DSCP to class, INT record; pfc_wd.rs: a stormed port's frames

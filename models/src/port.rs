@@ -374,10 +374,36 @@ impl Port {
     #[inline]
     pub fn begin_tx(&mut self, p: Packet, now: Time) -> Duration {
         debug_assert!(self.in_service.is_none(), "port already transmitting");
-        self.occupancy += p.frame as u64;
-        self.tx.peak_queue_bytes = self.tx.peak_queue_bytes.max(self.occupancy);
-        let d = self.rate.tx_time(p.wire_bytes());
         self.in_service = Some(p);
+        self.begin_staged(now)
+    }
+
+    /// Where the next frame of an idle port is made (`Sim::next_frame`). Made in place, the
+    /// frame is not copied after its last fields were written: such a copy reads it back in
+    /// pieces the CPU cannot forward from the pending narrower stores, and waits for every
+    /// older store to reach the cache. A frame left here is begun with
+    /// [`Port::begin_staged`] or taken back with [`Port::unstage`].
+    #[inline]
+    pub fn stage_slot(&mut self) -> &mut Option<Packet> {
+        debug_assert!(self.in_service.is_none(), "port already transmitting");
+        &mut self.in_service
+    }
+
+    /// The frame made in the port's slot, taken back (a link-level retry port decides
+    /// whether it goes).
+    pub fn unstage(&mut self) -> Packet {
+        self.in_service.take().expect("a staged frame")
+    }
+
+    /// Start serializing the frame made in the port's slot at `now`; returns how long it
+    /// occupies the wire.
+    #[inline]
+    pub fn begin_staged(&mut self, now: Time) -> Duration {
+        let p = self.in_service.as_ref().expect("a staged frame");
+        let (frame, wire) = (p.frame as u64, p.wire_bytes());
+        self.occupancy += frame;
+        self.tx.peak_queue_bytes = self.tx.peak_queue_bytes.max(self.occupancy);
+        let d = self.rate.tx_time(wire);
         self.tx_span = (now, now + d);
         d
     }

@@ -95,6 +95,23 @@ impl Nic {
         f
     }
 
+    /// The memory `next_ready` reads first on `port`, its scheduler (a few lines), for a
+    /// prefetch hint.
+    #[inline]
+    pub fn sched_lines(&self, port: u32) -> Option<(*const u8, usize)> {
+        let s = self.ports.get(port.wrapping_sub(self.first_port) as usize)?;
+        Some((s as *const PortSched as *const u8, size_of::<PortSched>()))
+    }
+
+    /// The memory of the ready-ring entry `next_ready` most likely takes next on `port`
+    /// (pauses and sleepers aside), found without reading the ring, for a prefetch hint.
+    #[inline]
+    pub fn ring_hint(&self, port: u32) -> Option<*const u8> {
+        let s = self.ports.get(port.wrapping_sub(self.first_port) as usize)?;
+        let ring = &s.ready[s.ready_mask.highest()? as usize];
+        Some(ring.as_slices().0.as_ptr().cast())
+    }
+
     /// When `port` should next be woken for a sleeping flow, if no wake-up at or before that
     /// time is already scheduled. Records the wake-up as scheduled.
     pub fn wake_needed(&mut self, port: u32) -> Option<Time> {

@@ -39,21 +39,24 @@ pub enum Next {
     Sleep(Time),
 }
 
-/// A packet sent, where its flow goes next, and when its retransmission timer fires if this
-/// packet armed it.
+/// A packet sent (made in the slot [`send`] was given), where its flow goes next, and when
+/// its retransmission timer fires if this packet armed it.
 #[derive(Debug)]
 pub struct Sent {
-    pub pkt: Packet,
+    /// Its frame's length.
+    pub frame: u16,
     /// The NIC marked it CE (`nic.ce_share`).
     pub ce_marked: bool,
     pub next: Next,
     pub rto: Option<Time>,
 }
 
-/// Send flow `id`'s next data packet (the caller checked `can_send`).
-pub fn send(flow: &mut Flow, id: FlowId, cx: &mut SendCtx) -> Sent {
+/// Send flow `id`'s next data packet (the caller checked `can_send`), made in `slot` (its
+/// port's, `Port::stage_slot`) where it stays: what the NIC, the congestion control and the
+/// transport add to it is written there.
+pub fn send(flow: &mut Flow, id: FlowId, cx: &mut SendCtx, slot: &mut Option<Packet>) -> Sent {
     let now = cx.now;
-    let mut pkt = flow.next_packet(id, now);
+    let pkt = slot.insert(flow.next_packet(id, now));
     // A traffic generator's CE marks (`nic.ce_share`), on first sends and resends alike.
     let marked = cx.ce_share.is_some_and(|share| ce_marked(pkt.seq, share));
     if marked {
@@ -68,7 +71,7 @@ pub fn send(flow: &mut Flow, id: FlowId, cx: &mut SendCtx) -> Sent {
     // adds what it carries (UET: its pull target, a request for an ACK).
     flow.cc.on_sent(now, pkt.wire_bytes());
     let (core, proto) = flow.split();
-    proto.on_sent(core, &mut pkt, cx.ack_bytes);
+    proto.on_sent(core, pkt, cx.ack_bytes);
     let rate = flow.cc.rate().map_or(cx.line_rate, |r| r.min(cx.line_rate));
     flow.next_tx = now + rate.tx_time(pkt.wire_bytes());
     (flow.last_tx, flow.last_wire) = (now, pkt.wire_bytes());
@@ -90,7 +93,7 @@ pub fn send(flow: &mut Flow, id: FlowId, cx: &mut SendCtx) -> Sent {
         now + rto
     });
     Sent {
-        pkt,
+        frame: pkt.frame,
         ce_marked: marked,
         next,
         rto,
@@ -144,22 +147,26 @@ mod tests {
             int: &mut int,
         };
         let mut f = roce(3000);
-        let a = send(&mut f, FlowId(0), &mut cx);
+        let mut slot = None;
+        let a = send(&mut f, FlowId(0), &mut cx, &mut slot);
+        let a_pkt = slot.take().expect("a frame made");
         assert_eq!(a.next, Next::Ready);
         assert_eq!(
             a.rto,
             Some(Time(1_000) + Duration::from_us(100)),
             "RoCEv2's own timeout"
         );
-        assert!(!a.pkt.has(flags::CE), "packet 0 of a half share: unmarked");
-        let b = send(&mut f, FlowId(0), &mut cx);
+        assert!(!a_pkt.has(flags::CE), "packet 0 of a half share: unmarked");
+        assert_eq!(a.frame, a_pkt.frame);
+        let b = send(&mut f, FlowId(0), &mut cx, &mut slot);
+        let b_pkt = slot.take().expect("a frame made");
         assert_eq!(b.rto, None, "the timer runs already");
-        assert!(b.pkt.has(flags::CE), "packet 1 of a half share: marked");
+        assert!(b_pkt.has(flags::CE), "packet 1 of a half share: marked");
         assert_eq!(
             f.next_tx,
-            Time(1_000) + BitRate::gbps(100).tx_time(b.pkt.wire_bytes())
+            Time(1_000) + BitRate::gbps(100).tx_time(b_pkt.wire_bytes())
         );
-        let c = send(&mut f, FlowId(0), &mut cx);
+        let c = send(&mut f, FlowId(0), &mut cx, &mut None);
         assert_eq!(c.next, Next::Wait, "all three packets sent");
     }
 
@@ -181,10 +188,12 @@ mod tests {
         let rate = dcqcn.rate().unwrap();
         assert!(rate < BitRate::gbps(100), "a CNP cut the rate");
         f.cc = Sender::Dcqcn(Box::new(dcqcn));
-        let s = send(&mut f, FlowId(0), &mut cx);
+        let mut slot = None;
+        let s = send(&mut f, FlowId(0), &mut cx, &mut slot);
+        let pkt = slot.expect("a frame made");
         assert_eq!(
             s.next,
-            Next::Sleep(Time(1_000_000) + rate.tx_time(s.pkt.wire_bytes()))
+            Next::Sleep(Time(1_000_000) + rate.tx_time(pkt.wire_bytes()))
         );
         assert_eq!(f.sched, Sched::Sleeping);
     }

@@ -66,8 +66,9 @@ impl Sim<'_> {
         self.start_tx(port);
     }
 
-    /// The next data packet host `h` sends on `p`, if any flow may send.
-    pub(super) fn next_data(&mut self, h: HostId, p: PortId) -> Option<Packet> {
+    /// Make the next data packet host `h` sends on `p` in the port's slot, if any flow may
+    /// send.
+    pub(super) fn next_data(&mut self, h: HostId, p: PortId) -> bool {
         let port = &self.net.ports[p.idx()];
         let paused = port.pause.mask(self.now) | port.starved;
         let line_rate = self.net.ports[p.idx()].rate;
@@ -78,7 +79,9 @@ impl Sim<'_> {
                 let fl = &flows[f.idx()];
                 (fl.sched == Sched::Sleeping && fl.next_tx == t).then_some(fl.spec.prio)
             };
-            let f = self.nics[h.idx()].next_ready(p.0, self.now, paused, current)?;
+            let Some(f) = self.nics[h.idx()].next_ready(p.0, self.now, paused, current) else {
+                return false;
+            };
             let now = self.now;
             let flow = &mut self.flows[f.idx()];
             flow.sched = Sched::Idle;
@@ -94,7 +97,8 @@ impl Sim<'_> {
                 timers: &self.timers,
                 int: &mut self.net.int,
             };
-            let sent = send(flow, f, &mut cx);
+            let slot = self.net.ports[p.idx()].stage_slot();
+            let sent = send(flow, f, &mut cx, slot);
             match sent.next {
                 Next::Ready => self.nics[h.idx()].make_ready(p.0, prio, f),
                 Next::Sleep(at) => self.nics[h.idx()].sleep(p.0, f, at),
@@ -103,13 +107,12 @@ impl Sim<'_> {
             if let Some(at) = sent.rto {
                 self.schedule(at, Event::Rto(f));
             }
-            let pkt = sent.pkt;
             self.totals.ecn_marked += u64::from(sent.ce_marked);
             self.arm_credit_wait(f);
             self.host_counters[h.idx()].data_packets_sent += 1;
             self.totals.injected_packets += 1;
-            self.totals.injected_bytes += pkt.frame as u64;
-            return Some(pkt);
+            self.totals.injected_bytes += sent.frame as u64;
+            return true;
         }
     }
 

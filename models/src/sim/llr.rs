@@ -18,13 +18,24 @@ impl Sim<'_> {
     /// held \[TP\]), then a replay (which PFC does not pause \[TP\]), then a frame held for room,
     /// then a new frame, if the replay buffer has room for it (in INIT or FLUSH, as the frame
     /// action says: sent unnumbered, held, or discarded).
-    pub(super) fn llr_next_frame(&mut self, p: PortId) -> Option<Packet> {
+    pub(super) fn llr_next_frame(&mut self, p: PortId) -> bool {
+        match self.llr_pick(p) {
+            Some(pkt) => {
+                *self.net.ports[p.idx()].stage_slot() = Some(pkt);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The frame [`Self::llr_next_frame`] makes the port's next.
+    fn llr_pick(&mut self, p: PortId) -> Option<Packet> {
         if let Some(pkt) = self.net.ports[p.idx()].dequeue_control(&mut self.net.pool) {
             return Some(pkt);
         }
         if !self.net.port_up[p.idx()] {
             // No carrier, no LLR: what a switch still sends is lost with the cable.
-            return self.next_frame(p);
+            return self.next_frame(p).then(|| self.net.ports[p.idx()].unstage());
         }
         let now = self.now;
         let l = self.net.llr[p.idx()].as_mut().expect("an LLR port");
@@ -40,7 +51,12 @@ impl Sim<'_> {
             let l = self.net.llr[p.idx()].as_mut().expect("an LLR port");
             let (pkt, fresh) = match l.staged.take() {
                 Some(s) => (s, false),
-                None => (self.next_frame(p)?, true),
+                None => {
+                    if !self.next_frame(p) {
+                        return None;
+                    }
+                    (self.net.ports[p.idx()].unstage(), true)
+                }
             };
             let l = self.net.llr[p.idx()].as_mut().expect("an LLR port");
             match l.admit(pkt.frame) {

@@ -20,8 +20,9 @@ impl Sim<'_> {
     /// Four stages, for the event loops (`Sim::advance`, and a partition's window), each
     /// an event nearer than the one before: the lines of the fourth event due now (found
     /// from its ids alone, [`Self::prefetch_lines`]), the frame slots the third one's lines
-    /// point at ([`Self::prefetch`]), the routing records the second one's frame reads
-    /// ([`Self::prefetch_route`]), and what the next one's frames point at
+    /// point at ([`Self::prefetch`]), the routing records the second one's frame reads or
+    /// its host's send scheduler ([`Self::prefetch_route`]), and what the next one's frames
+    /// point at
     /// ([`Self::prefetch_state`]). None where the fabric fits in the cache ([`worth_it`]).
     #[inline]
     pub(super) fn prefetch_ahead(&self) {
@@ -75,8 +76,14 @@ impl Sim<'_> {
                             prefetch(line);
                         }
                     }
-                    // A host's: the flow that sent it most often sends the next one.
-                    crate::network::Role::Host(_) => self.prefetch_flow(pkt.flow),
+                    // A host's: the flow that sent it most often sends the next one; the
+                    // NIC's ready ring names the flow it serves.
+                    crate::network::Role::Host(h) => {
+                        if let Some(slot) = self.nics[h.idx()].ring_hint(p.0) {
+                            prefetch(slot);
+                        }
+                        self.prefetch_flow(pkt.flow)
+                    }
                     _ => {}
                 }
                 return;
@@ -111,9 +118,25 @@ impl Sim<'_> {
 
     /// For a frame about to reach a switch: the routing records its hint reads (the
     /// destination's, one of 65,536 at k=64), so that [`Self::prefetch_state`] computes the
-    /// egress an event later without waiting on them.
+    /// egress an event later without waiting on them. For a host's frame about to finish
+    /// leaving: the NIC's scheduler for that port (its record and the host's counters were
+    /// loaded a stage earlier, the ready ring's next entry is a stage later), the chain
+    /// `next_data` walks before it reaches a flow. With the frame made in the port's slot,
+    /// P8192 on one thread took 0.85 of the CPU time (10 alternating pairs).
     #[inline]
     fn prefetch_route(&self, ev: Event) {
+        if let Event::TxDone(p) = ev {
+            // A host's frame about to finish leaving: its NIC's scheduler for the port, which
+            // `next_data` reads first (through the NIC's record, loaded a stage earlier).
+            if let crate::network::Role::Host(h) = self.net.roles[self.net.port_node[p.idx()].idx()]
+                && let Some((base, len)) = self.nics[h.idx()].sched_lines(p.0)
+            {
+                for off in (0..len).step_by(64) {
+                    prefetch(base.wrapping_add(off));
+                }
+            }
+            return;
+        }
         let Event::Arrive(p) = ev else {
             return;
         };
@@ -166,6 +189,11 @@ impl Sim<'_> {
                 prefetch(&self.net.links[p.idx()]);
                 if let Some(next) = port.next_hint(&self.net.pool) {
                     prefetch(next);
+                }
+                // A host's: its NIC's record and counters, which its next frame updates.
+                if let crate::network::Role::Host(h) = self.net.roles[self.net.port_node[p.idx()].idx()] {
+                    prefetch(&self.nics[h.idx()]);
+                    prefetch(&self.host_counters[h.idx()]);
                 }
             }
             _ => {}

@@ -10,21 +10,24 @@ use crate::switch::{Verdict, classify};
 
 impl Sim<'_> {
     /// Start the next transmission on an idle port: a switch's queued frame, or on a host its
-    /// queued control frames and then the NIC's next data packet.
+    /// queued control frames and then the NIC's next data packet, made in the port's slot.
     pub(super) fn start_tx(&mut self, p: PortId) {
         if self.net.ports[p.idx()].is_busy() {
             return;
         }
-        let next = if self.llr_port(p) {
+        let staged = if self.llr_port(p) {
             self.llr_next_frame(p)
         } else {
             self.next_frame(p)
         };
-        let Some(pkt) = next else {
+        if !staged {
             return;
-        };
-        self.mirror(p, true, &pkt);
-        let d = self.net.ports[p.idx()].begin_tx(pkt, self.now);
+        }
+        if self.mirrored[p.idx()] {
+            let pkt = *self.net.ports[p.idx()].in_service().expect("a staged frame");
+            self.mirror(p, true, &pkt);
+        }
+        let d = self.net.ports[p.idx()].begin_staged(self.now);
         self.schedule(self.now + d, Event::TxDone(p));
     }
 
@@ -34,33 +37,43 @@ impl Sim<'_> {
         !self.net.llr.is_empty() && self.net.llr[p.idx()].is_some()
     }
 
-    /// The frame idle port `p` sends next: a switch's queued frame, or on a host its queued
-    /// control frames and then the NIC's next data packet.
+    /// Make the frame idle port `p` sends next in its slot (`Port::stage_slot`): a switch's
+    /// queued frame, or on a host its queued control frames and then the NIC's next data
+    /// packet. False when there is none.
     #[inline]
-    pub(super) fn next_frame(&mut self, p: PortId) -> Option<Packet> {
+    pub(super) fn next_frame(&mut self, p: PortId) -> bool {
         if self.cbfc.on() {
             self.cbfc_gate(p); // CBFC: VCs short of credit are not served
         }
-        let pkt = match self.net.roles[self.net.port_node[p.idx()].idx()] {
-            Role::Switch(s) => self.switch_dequeue(s, p),
+        let staged = match self.net.roles[self.net.port_node[p.idx()].idx()] {
+            Role::Switch(s) => self
+                .switch_dequeue(s, p)
+                .map(|pkt| {
+                    *self.net.ports[p.idx()].stage_slot() = Some(pkt);
+                })
+                .is_some(),
             // A NIC whose cable is down has no carrier: it sends nothing (its transport's
             // timers still run, and give up as they would).
-            Role::Host(_) if !self.net.port_up[p.idx()] => None,
+            Role::Host(_) if !self.net.port_up[p.idx()] => false,
             Role::Host(h) => match self.net.ports[p.idx()].dequeue(&mut self.net.pool, self.now) {
-                Some(pkt) => Some(pkt),
-                None => match self.next_data(h, p) {
-                    Some(pkt) => Some(pkt),
-                    None => {
+                Some(pkt) => {
+                    *self.net.ports[p.idx()].stage_slot() = Some(pkt);
+                    true
+                }
+                None => {
+                    let made = self.next_data(h, p);
+                    if !made {
                         self.nic_idle(h, p);
-                        None
                     }
-                },
+                    made
+                }
             },
-        }?;
-        if self.cbfc.on() {
+        };
+        if staged && self.cbfc.on() {
+            let pkt = *self.net.ports[p.idx()].in_service().expect("a staged frame");
             self.cbfc_sent(p, &pkt);
         }
-        Some(pkt)
+        staged
     }
 
     /// The next frame of switch egress `p`, ECN-marked at dequeue if its queue says so.
