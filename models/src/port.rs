@@ -378,11 +378,9 @@ impl Port {
         self.begin_staged(now)
     }
 
-    /// Where the next frame of an idle port is made (`Sim::next_frame`). Made in place, the
-    /// frame is not copied after its last fields were written: such a copy reads it back in
-    /// pieces the CPU cannot forward from the pending narrower stores, and waits for every
-    /// older store to reach the cache. A frame left here is begun with
-    /// [`Port::begin_staged`] or taken back with [`Port::unstage`].
+    /// Where an idle port's next frame is made (`Sim::next_frame`), not copied once written
+    /// (a copy waits for every older store to reach the cache); then begun
+    /// ([`Port::begin_staged`]) or taken back ([`Port::unstage`]).
     #[inline]
     pub fn stage_slot(&mut self) -> &mut Option<Packet> {
         debug_assert!(self.in_service.is_none(), "port already transmitting");
@@ -568,6 +566,25 @@ mod tests {
         port.count_tx(&p);
         assert_eq!((p.seq, port.tx.packets, port.tx.bytes), (0, 1, 4158));
         assert_eq!(port.occupancy(), 0);
+    }
+
+    #[test]
+    fn a_frame_made_in_the_slot_serializes_as_one_handed_over_or_is_taken_back() {
+        let mut port = Port::new(BitRate::gbps(100));
+        *port.stage_slot() = Some(pkt(7, 0, 4158));
+        assert_eq!(port.unstage().seq, 7, "taken back whole");
+        assert!(
+            !port.is_busy() && port.occupancy() == 0,
+            "and the port is idle again"
+        );
+        port.stage_slot().insert(pkt(8, 0, 1000)).frame = 4158;
+        // The same 4178 B on the wire as the frame handed to begin_tx above: 334.24 ns.
+        assert_eq!(port.begin_staged(Time(5)), Duration(334_240));
+        assert_eq!(
+            (port.occupancy(), port.busy(Time(334_245))),
+            (4158, Duration(334_240))
+        );
+        assert_eq!(port.end_tx().seq, 8);
     }
 
     #[test]
