@@ -18,13 +18,13 @@
 //!                      headers; the congestion
 //!                      control counts it (cc/sender.rs -> cc/dcqcn.rs on_sent) and sets the
 //!                      pace; the retransmission timer
-//!  sim/wire.rs         start_tx: the frame made in the port's slot -> port.rs begin_staged
+//!  sim/wire.rs         start_tx: the frame made in the port's slot -> port/ begin_staged
 //!                      (serialize, 20 B preamble + IFG)
 //!                      on_tx_done -> link.rs send (5 ns/m, frame errors) -> on_arrive;
 //!                      on an `llr` cable sim/llr.rs -> llr/ numbers, buffers, replays
 //!  switch/classify.rs  DSCP to class, INT record; pfc_wd.rs: a stormed port's frames
 //!  switch/mod.rs       Switch::receive: routing/ (ECMP hash, or adaptive) -> trim.rs (UET)
-//!                      -> mmu.rs admit | drop -> ecn.rs (WRED at enqueue) -> egress port.rs;
+//!                      -> mmu.rs admit | drop -> ecn.rs (WRED at enqueue) -> egress port/;
 //!                      the ingress PG at XOFF -> sim/pfc.rs sends PAUSE upstream
 //!  sim/wire.rs         start_tx -> Switch::dequeued (WRED at dequeue, INT stamp) -> port ->
 //!                      link; on_tx_done -> Switch::departed (cells back; XON -> sim/pfc.rs)
