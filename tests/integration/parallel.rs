@@ -178,3 +178,37 @@ fn outputs_are_byte_identical_at_any_thread_count() {
         }
     }
 }
+
+/// `benches/same-results.sh`, which checks a change against the build before it, passes
+/// what gives the same files at 1 and 2 threads and names each file a change moves (here a
+/// build that runs another seed).
+#[test]
+fn the_same_results_script_passes_the_same_files_and_names_the_moved_ones() {
+    let dir = tmp("same-results");
+    let sim = env!("CARGO_BIN_EXE_sim");
+    let script = |extra: &[&str]| {
+        let o = std::process::Command::new("bash")
+            .arg("benches/same-results.sh")
+            .args(["--threads", "1 2"])
+            .args(extra)
+            .arg("scenarios/dac-2node.toml")
+            .env("SIM", sim)
+            .env("TMPDIR", &dir)
+            .output()
+            .expect("bash runs");
+        (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned())
+    };
+    let (code, out) = script(&[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.starts_with("identical: "), "{out}");
+    let other = dir.join("other-seed");
+    std::fs::write(&other, format!("#!/bin/sh\nexec '{sim}' \"$@\" --seed 7\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (code, out) = script(&["--against", other.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("dac-2node: flows.csv differs (old at --threads 1"),
+        "{out}"
+    );
+}
