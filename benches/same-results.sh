@@ -54,7 +54,7 @@ for f in "$@"; do
   for b in "${builds[@]}"; do
     label=${b%%:*} bin=${b#*:}
     for t in $threads; do
-      out=$work/$name/$label-$t
+      out=$work/$scenarios-$name/$label-$t # numbered: scenarios/ and benches/ share names
       rc=0
       "$bin" run "$f" --out "$out" -q --plots none --threads "$t" >"$work/log" 2>&1 || rc=$?
       # A run stopped by a limit, a deadlock or flows left unfinished still writes its files
