@@ -32,32 +32,39 @@ struct PrioQueue {
     peak: u64,
 }
 
-/// Laid out in order (`repr(C)`, cache-line aligned): the frame in service (line 0), the
-/// occupancy and the transmit counters every frame updates (line 1), the pause mask, the
-/// scheduler and the queues (what a transmission reads, [`Port::HOT_BYTES`]), then the drop
-/// counters and the ingress's XOFF mask, with boxes for the PFC timers and per-priority drops
-/// that only ports that paused or dropped have. On large fabrics a run is bound by memory
-/// latency. The frames themselves wait in the network's
-/// [`PacketPool`], so a `Port` is not `Clone` (a copy would free the same slots twice).
+/// Laid out in order (`repr(C)`, cache-line aligned) so that a frame touches three lines of
+/// its port: the frame in service, when it ends and the rate (line 0); the occupancy, the
+/// masks of what may be served, the pause state and the transmit counters every frame
+/// updates (line 1); and its priority's queue. The control FIFO and the DWRR box come next,
+/// read only when line 1's flags say they hold something; then the queues (what a
+/// transmission reads, [`Port::HOT_BYTES`]), the drop counters and the ingress's XOFF mask,
+/// with boxes for the PFC timers and per-priority drops that only ports that paused or
+/// dropped have. On large fabrics a run is bound by memory latency. The frames themselves
+/// wait in the network's [`PacketPool`], so a `Port` is not `Clone` (a copy would free the
+/// same slots twice).
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Port {
     in_service: Option<Packet>,
-    /// When the frame in service started and ends serializing.
-    tx_span: (Time, Time),
+    /// When the frame in service ends serializing (its whole time is in `tx.busy` already).
+    tx_end: Time,
+    pub rate: BitRate,
     /// Frame bytes waiting plus the frame in service.
     occupancy: u64,
-    pub rate: BitRate,
-    /// MAC control frames (PFC), sent ahead of everything.
-    control: Fifo,
     /// Priorities whose queue holds frames.
     nonempty: PrioMask,
     /// Priorities held for want of link-level credit (CBFC, `crate::cbfc`): not served, as
     /// a paused priority is not, until credit comes back.
     pub starved: PrioMask,
-    pub tx: TxCounters,
+    /// The control FIFO holds frames.
+    control_waiting: bool,
+    /// Priorities are scheduled by DWRR (`dwrr` is set).
+    weighted: bool,
     /// Priorities the peer has paused on this egress (its mask is read by every dequeue).
     pub pause: PauseState,
+    pub tx: TxCounters,
+    /// MAC control frames (PFC, LLR ordered sets), sent ahead of everything.
+    control: Fifo,
     /// DWRR between priorities (a switch's `switch.scheduler`); None: strict priority.
     dwrr: Option<Box<crate::scheduler::Dwrr>>,
     queues: [PrioQueue; PRIORITIES],
@@ -73,17 +80,22 @@ pub struct Port {
 const _: () = {
     use std::mem::offset_of;
     let hot = Port::HOT_BYTES;
-    assert!(offset_of!(Port, pause) + size_of::<PauseState>() <= hot);
-    assert!(offset_of!(Port, dwrr) + size_of::<Option<Box<crate::scheduler::Dwrr>>>() <= hot);
     assert!(offset_of!(Port, queues) + size_of::<[PrioQueue; PRIORITIES]>() <= hot);
-    assert!(offset_of!(Port, tx) + size_of::<TxCounters>() <= hot);
-    assert!(offset_of!(Port, control) + size_of::<Fifo>() <= hot);
     assert!(hot <= 512);
-    // A frame queued updates the occupancy and the port's peak, one sent its transmit
-    // counters: one line (line 1), not two (`benches/misses.sh`: 22.86 -> 22.37 misses per
-    // packet-hop on the k=64 bench at k=32).
-    assert!(offset_of!(Port, occupancy) >= 64);
+    // What every frame reads or updates at its port, but its queue, in two lines: the frame
+    // in service, its end and the rate in line 0; the occupancy and the port's peak, the
+    // masks and flags a dequeue reads, the pause state and the transmit counters in line 1
+    // (`benches/misses.sh`: a queued frame read two lines where one holds both, 22.86 ->
+    // 22.37 misses per packet-hop on the k=64 bench at k=32; the pause mask in a third,
+    // 22.37 -> 21.23).
+    assert!(offset_of!(Port, rate) + size_of::<BitRate>() <= 64);
+    assert!(offset_of!(Port, occupancy) == 64);
+    assert!(offset_of!(Port, pause) + size_of::<PauseState>() <= 128);
     assert!(offset_of!(Port, tx) + size_of::<TxCounters>() <= 128);
+    // Priority 3, where RoCEv2 and UET send their data by default, in one line, not across
+    // two (40-byte queues cannot all be: UET's control at 7 spans lines 6 and 7).
+    let q3 = offset_of!(Port, queues) + 3 * size_of::<PrioQueue>();
+    assert!(q3 / 64 == (q3 + size_of::<PrioQueue>() - 1) / 64);
 };
 
 impl Port {
@@ -105,11 +117,13 @@ impl Port {
             rate,
             queues: Default::default(),
             control: Fifo::default(),
+            control_waiting: false,
+            weighted: false,
             nonempty: PrioMask::EMPTY,
             starved: PrioMask::EMPTY,
             occupancy: 0,
             in_service: None,
-            tx_span: (Time::ZERO, Time::ZERO),
+            tx_end: Time::ZERO,
             tx: TxCounters::default(),
             pause: PauseState::default(),
             xoff: XoffState::default(),
@@ -186,18 +200,24 @@ impl Port {
     /// Schedule the priorities by these DWRR weights (0: strict, served first).
     pub fn set_dwrr(&mut self, weights: [u32; PRIORITIES]) {
         self.dwrr = Some(Box::new(crate::scheduler::Dwrr::new(weights)));
+        self.weighted = true;
     }
 
     /// Queue a MAC control frame (PFC) ahead of all data.
     pub fn enqueue_control(&mut self, pool: &mut PacketPool, p: Packet) {
         self.occupancy += p.frame as u64;
+        self.control_waiting = true;
         pool.push(&mut self.control, Time::ZERO, p);
     }
 
     /// Take the next control frame (PFC, LLR ordered sets), if one waits.
     #[inline]
     pub fn dequeue_control(&mut self, pool: &mut PacketPool) -> Option<Packet> {
+        if !self.control_waiting {
+            return None;
+        }
         let (_, p) = pool.pop(&mut self.control)?;
+        self.control_waiting = !self.control.is_empty();
         self.occupancy -= p.frame as u64;
         Some(p)
     }
@@ -205,15 +225,19 @@ impl Port {
     /// Take the next frame: control first, then strict priority among unpaused priorities.
     #[inline]
     pub fn dequeue(&mut self, pool: &mut PacketPool, now: Time) -> Option<Packet> {
-        if let Some((_, p)) = pool.pop(&mut self.control) {
-            self.occupancy -= p.frame as u64;
+        if let Some(p) = self.dequeue_control(pool) {
             return Some(p);
         }
         if self.nonempty.is_empty() {
             return None;
         }
         let ready = self.nonempty & !self.pause.mask(now) & !self.starved;
-        let prio = match &mut self.dwrr {
+        let dwrr = if self.weighted {
+            self.dwrr.as_deref_mut()
+        } else {
+            None
+        };
+        let prio = match dwrr {
             None => ready.highest()?,
             Some(d) => {
                 let (queues, pool) = (&self.queues, &*pool);
@@ -237,7 +261,7 @@ impl Port {
     /// highest non-empty priority, ignoring pauses and DWRR), for a prefetch hint.
     #[inline]
     pub fn next_hint(&self, pool: &PacketPool) -> Option<*const u8> {
-        if !self.control.is_empty() {
+        if self.control_waiting {
             return pool.front_slot(&self.control);
         }
         let prio = self.nonempty.highest()?;
@@ -277,7 +301,9 @@ impl Port {
         self.occupancy += frame;
         self.tx.peak_queue_bytes = self.tx.peak_queue_bytes.max(self.occupancy);
         let d = self.rate.tx_time(wire);
-        self.tx_span = (now, now + d);
+        // Counted busy now, whole: `busy` takes off what is still to go.
+        self.tx.busy += d;
+        self.tx_end = now + d;
         d
     }
 
@@ -287,7 +313,6 @@ impl Port {
     pub fn end_tx(&mut self) -> Packet {
         let p = self.in_service.take().expect("tx-done on an idle port");
         self.occupancy -= p.frame as u64;
-        self.tx.busy += self.tx_span.1 - self.tx_span.0;
         p
     }
 
@@ -295,7 +320,7 @@ impl Port {
     /// one in service already on the wire.
     pub fn busy(&self, now: Time) -> Duration {
         match self.in_service {
-            Some(_) => self.tx.busy + (now.min(self.tx_span.1).saturating_since(self.tx_span.0)),
+            Some(_) => Duration(self.tx.busy.0 - self.tx_end.saturating_since(now).0),
             None => self.tx.busy,
         }
     }
@@ -459,6 +484,9 @@ mod tests {
             (port.occupancy(), port.busy(Time(334_245))),
             (4158, Duration(334_240))
         );
+        // Part way through, the part already on the wire; before it began, nothing.
+        assert_eq!(port.busy(Time(100_005)), Duration(100_000));
+        assert_eq!(port.busy(Time(5)), Duration::ZERO);
         assert_eq!(port.end_tx().seq, 8);
     }
 
