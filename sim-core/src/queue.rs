@@ -12,12 +12,13 @@
 //! [`EventQueue`] is a **radix heap** (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for
 //! the shortest path problem", JACM 1990). A discrete-event simulation never schedules into the
 //! past, so the queue is *monotone*: every pushed time is at least the last popped one. A radix
-//! heap exploits that: an event goes into bucket `64 - leading_zeros(time ^ last)`, so pushes
+//! heap exploits that: an event goes into the bucket of the highest bit of `time ^ last`, so pushes
 //! are O(1) and each event moves between buckets at most 64 times over its life, in practice
-//! once or twice. Buckets are kept in push order and redistributed in order; the events due
-//! "now" are then sorted by rank, stably, which gives FIFO among equal ranks without storing a
-//! sequence number (entries stay 8 bytes + payload). An event pushed for "now" is inserted
-//! after every pending one of its rank or lower (at the back, in the common case).
+//! three to seven times on our fabrics. Buckets are kept in push order and redistributed in
+//! order; each keeps its earliest time, so a refill is one pass over the bucket; the events
+//! due "now" are then sorted by rank, stably, which gives FIFO among equal ranks without
+//! storing a sequence number (entries stay 8 bytes + payload). An event pushed for "now" is
+//! inserted after every pending one of its rank or lower (at the back, in the common case).
 //!
 //! [`HeapQueue`] is the textbook binary heap on `(time, rank, seq)`, kept as the reference the
 //! radix heap is tested and benchmarked against (`benches/event_queue.rs`; README,
@@ -25,7 +26,7 @@
 
 use crate::time::Time;
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 /// The order of events due at the same picosecond: lower ranks first, equal ranks in push
 /// order. The default, 0 for every event, is FIFO on ties.
@@ -46,33 +47,51 @@ macro_rules! fifo_on_ties {
 fifo_on_ties!(u8, u16, u32, u64, i32, i64, char, &str);
 
 /// Monotone radix-heap event queue, ranked on equal times. See the module docs.
+///
+/// Events are `Copy` (a simulator's events are ids): the queue reads them out of its lists
+/// instead of moving each list in and out of place.
 #[derive(Debug)]
 pub struct EventQueue<E> {
     /// Time of the last popped event; all pending events are at or after it.
     last: u64,
-    /// Events at exactly `last` with their ranks, by rank (stably: equal ranks in push
-    /// order).
-    now: VecDeque<(u64, E)>,
-    /// `buckets[i - 1]` holds events whose time differs from `last` first in bit `i - 1`.
-    buckets: Vec<Vec<(u64, E)>>,
-    /// Bit `i - 1` set when `buckets[i - 1]` is non-empty.
+    /// Events at exactly `last` with their ranks, from `head` on, by rank (stably: equal
+    /// ranks in push order); the ones before `head` have popped.
+    now: Vec<(u64, E)>,
+    head: usize,
+    /// `buckets[i]` holds events whose time differs from `last` first in bit `i`.
+    buckets: [Vec<(u64, E)>; 64],
+    /// The earliest time in each bucket (`u64::MAX` when empty): the next `last` when the
+    /// bucket is moved down, found without a pass over it.
+    mins: [u64; 64],
+    /// Bit `i` set when `buckets[i]` is non-empty.
     occupied: u64,
+    /// The bucket being moved down, swapped out so that its capacity is kept.
+    spare: Vec<(u64, E)>,
     len: usize,
 }
 
-impl<E: Simultaneous> Default for EventQueue<E> {
+impl<E: Simultaneous + Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E: Simultaneous> EventQueue<E> {
+/// The bucket of a time that differs from `last` by `diff` (not 0): its highest set bit.
+#[inline(always)]
+fn bucket_of(diff: u64) -> usize {
+    (63 - diff.leading_zeros()) as usize & 63
+}
+
+impl<E: Simultaneous + Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             last: 0,
-            now: VecDeque::new(),
-            buckets: (0..64).map(|_| Vec::new()).collect(),
+            now: Vec::new(),
+            head: 0,
+            buckets: std::array::from_fn(|_| Vec::new()),
+            mins: [u64::MAX; 64],
             occupied: 0,
+            spare: Vec::new(),
             len: 0,
         }
     }
@@ -110,8 +129,9 @@ impl<E: Simultaneous> EventQueue<E> {
         if diff == 0 {
             self.push_now(event);
         } else {
-            let b = 63 - diff.leading_zeros() as usize;
+            let b = bucket_of(diff);
             self.buckets[b].push((t, event));
+            self.mins[b] = self.mins[b].min(t);
             self.occupied |= 1 << b;
         }
     }
@@ -120,10 +140,14 @@ impl<E: Simultaneous> EventQueue<E> {
     #[inline]
     fn push_now(&mut self, event: E) {
         let r = event.rank();
-        if self.now.back().is_none_or(|&(b, _)| b <= r) {
-            self.now.push_back((r, event));
+        if self.head == self.now.len() {
+            self.now.clear();
+            self.head = 0;
+        }
+        if self.now.last().is_none_or(|&(b, _)| b <= r) {
+            self.now.push((r, event));
         } else {
-            let at = self.now.partition_point(|&(b, _)| b <= r);
+            let at = self.head + self.now[self.head..].partition_point(|&(b, _)| b <= r);
             self.now.insert(at, (r, event));
         }
     }
@@ -131,11 +155,13 @@ impl<E: Simultaneous> EventQueue<E> {
     /// Remove and return the earliest event (by rank, then FIFO, among equal times).
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        if self.now.is_empty() {
+        if self.head == self.now.len() {
             self.refill()?;
         }
+        let (_, e) = self.now[self.head];
+        self.head += 1;
         self.len -= 1;
-        self.now.pop_front().map(|(_, e)| (Time(self.last), e))
+        Some((Time(self.last), e))
     }
 
     /// The event `i` places after the next (0: the next) when it is due at the last popped
@@ -143,48 +169,49 @@ impl<E: Simultaneous> EventQueue<E> {
     /// to fetch from memory ahead of it.
     #[inline]
     pub fn due_now(&self, i: usize) -> Option<&E> {
-        self.now.get(i).map(|(_, e)| e)
+        self.now.get(self.head + i).map(|(_, e)| e)
     }
 
     /// Time of the earliest pending event, without removing it.
     pub fn peek_time(&self) -> Option<Time> {
-        if !self.now.is_empty() {
+        if self.head < self.now.len() {
             return Some(Time(self.last));
         }
         if self.occupied == 0 {
             return None;
         }
-        let b = self.occupied.trailing_zeros() as usize;
-        self.buckets[b].iter().map(|e| e.0).min().map(Time)
+        Some(Time(self.mins[self.occupied.trailing_zeros() as usize & 63]))
     }
 
-    /// Move the lowest non-empty bucket down: its minimum becomes `last`.
-    #[cold]
+    /// Move the lowest non-empty bucket down: its minimum becomes `last`. Called when no
+    /// event is due now.
+    #[inline(never)]
     fn refill(&mut self) -> Option<()> {
         if self.occupied == 0 {
             return None;
         }
-        let b = self.occupied.trailing_zeros() as usize;
-        let mut bucket = std::mem::take(&mut self.buckets[b]);
+        let b = self.occupied.trailing_zeros() as usize & 63;
         self.occupied &= !(1 << b);
-        self.last = bucket
-            .iter()
-            .map(|e| e.0)
-            .min()
-            .expect("occupied bucket is non-empty");
-        for (t, e) in bucket.drain(..) {
-            let diff = t ^ self.last;
+        let last = self.mins[b];
+        self.mins[b] = u64::MAX;
+        self.last = last;
+        self.now.clear();
+        self.head = 0;
+        std::mem::swap(&mut self.buckets[b], &mut self.spare);
+        for &(t, e) in &self.spare {
+            let diff = t ^ last;
             if diff == 0 {
-                self.now.push_back((e.rank(), e));
+                self.now.push((e.rank(), e));
             } else {
-                let nb = 63 - diff.leading_zeros() as usize;
+                let nb = bucket_of(diff);
                 debug_assert!(nb < b);
                 self.buckets[nb].push((t, e));
+                self.mins[nb] = self.mins[nb].min(t);
                 self.occupied |= 1 << nb;
             }
         }
-        self.buckets[b] = bucket; // keep its capacity: no allocation in steady state
-        let now = self.now.make_contiguous();
+        self.spare.clear(); // keeps its capacity: no allocation in steady state
+        let now = &mut self.now[..];
         if !now.is_sorted_by_key(|&(r, _)| r) {
             if E::RANK_IS_IDENTITY {
                 // Equal ranks are equal events: their order is no one's concern.
@@ -368,7 +395,9 @@ mod tests {
             id += 1;
         }
         for _ in 0..200_000 {
+            let next = radix.peek_time();
             let a = radix.pop().unwrap();
+            assert_eq!(next, Some(a.0));
             assert_eq!(Some(a), heap.pop());
             assert_eq!(radix.now(), a.0);
             // Mix of ties (delta 0), small and huge jumps.
