@@ -65,8 +65,6 @@ pub struct EventQueue<E> {
     mins: [u64; 64],
     /// Bit `i` set when `buckets[i]` is non-empty.
     occupied: u64,
-    /// The bucket being moved down, swapped out so that its capacity is kept.
-    spare: Vec<(u64, E)>,
     len: usize,
 }
 
@@ -91,7 +89,6 @@ impl<E: Simultaneous + Copy> EventQueue<E> {
             buckets: std::array::from_fn(|_| Vec::new()),
             mins: [u64::MAX; 64],
             occupied: 0,
-            spare: Vec::new(),
             len: 0,
         }
     }
@@ -197,20 +194,24 @@ impl<E: Simultaneous + Copy> EventQueue<E> {
         self.last = last;
         self.now.clear();
         self.head = 0;
-        std::mem::swap(&mut self.buckets[b], &mut self.spare);
-        for &(t, e) in &self.spare {
+        // Every event of bucket `b` agrees with the new `last` above bit `b` and in it (it
+        // differed from the old one first there, as the new one does), so it moves below `b`:
+        // the buckets below are written while `b` is read, and `b` keeps its capacity (no
+        // allocation in steady state, and no bucket's capacity handed to another).
+        let (lower, upper) = self.buckets.split_at_mut(b);
+        let bucket = &mut upper[0];
+        for &(t, e) in bucket.iter() {
             let diff = t ^ last;
             if diff == 0 {
                 self.now.push((e.rank(), e));
             } else {
                 let nb = bucket_of(diff);
-                debug_assert!(nb < b);
-                self.buckets[nb].push((t, e));
+                lower[nb].push((t, e));
                 self.mins[nb] = self.mins[nb].min(t);
                 self.occupied |= 1 << nb;
             }
         }
-        self.spare.clear(); // keeps its capacity: no allocation in steady state
+        bucket.clear();
         let now = &mut self.now[..];
         if !now.is_sorted_by_key(|&(r, _)| r) {
             if E::RANK_IS_IDENTITY {
