@@ -12,13 +12,14 @@
 //! [`EventQueue`] is a **radix heap** (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for
 //! the shortest path problem", JACM 1990). A discrete-event simulation never schedules into the
 //! past, so the queue is *monotone*: every pushed time is at least the last popped one. A radix
-//! heap exploits that: an event goes into the bucket of the highest bit of `time ^ last`, so pushes
-//! are O(1) and each event moves between buckets at most 64 times over its life, in practice
-//! three to seven times on our fabrics. Buckets are kept in push order and redistributed in
-//! order; each keeps its earliest time, so a refill is one pass over the bucket; the events
-//! due "now" are then sorted by rank, stably, which gives FIFO among equal ranks without
-//! storing a sequence number (entries stay 8 bytes + payload). An event pushed for "now" is
-//! inserted after every pending one of its rank or lower (at the back, in the common case).
+//! heap exploits that: an event goes into the bucket of the highest bit of `time ^ last`, so
+//! pushes are O(1) and each event moves between buckets at most 64 times over its life, in
+//! practice three to seven times on our fabrics. Buckets are kept in push order and
+//! redistributed in order; each keeps its earliest time, so a refill is one pass over the
+//! bucket; the events due "now" are then sorted by rank, stably, which gives FIFO among equal
+//! ranks without storing a sequence number (entries stay 8 bytes + payload). An event pushed
+//! for "now" is inserted after every pending one of its rank or lower (at the back, in the
+//! common case).
 //!
 //! [`HeapQueue`] is the textbook binary heap on `(time, rank, seq)`, kept as the reference the
 //! radix heap is tested and benchmarked against (`benches/event_queue.rs`; README,
