@@ -257,6 +257,32 @@ impl Network {
         }
     }
 
+    /// Every port's [`Network::port_name`], by port, in one pass: a report names each port
+    /// many times (a flow's path and uplinks, the counters' rows), and a k=64 fat tree has
+    /// 393,216 of them, where finding one port's `#k` takes a pass over its node's ports.
+    pub fn port_names(&self) -> Vec<Box<str>> {
+        let mut names: Vec<Box<str>> = vec![Box::default(); self.ports.len()];
+        // Cables seen so far from the node being named to each far node.
+        let mut seen = vec![0u32; self.names.len()];
+        let far = |q: u32| self.port_node[self.peer[q as usize].idx()].idx();
+        for r in &self.node_ports {
+            for q in r.clone() {
+                let (to, nth) = (far(q), &mut seen[far(q)]);
+                *nth += 1;
+                names[q as usize] = if *nth == 1 {
+                    format!("to-{}", self.names[to])
+                } else {
+                    format!("to-{}#{}", self.names[to], nth)
+                }
+                .into();
+            }
+            for q in r.clone() {
+                seen[far(q)] = 0;
+            }
+        }
+        names
+    }
+
     /// Every port's index range as `PortId`s.
     pub fn ports_of(&self, n: NodeId) -> impl Iterator<Item = PortId> {
         self.node_ports[n.idx()].clone().map(PortId)
@@ -271,6 +297,34 @@ mod tests {
 
     fn link(g: u64) -> LinkConfig {
         LinkConfig::plain(BitRate::gbps(g), Duration::from_ns(100))
+    }
+
+    #[test]
+    fn every_port_named_at_once_as_one_by_one() {
+        let t = TopologyConfig::LeafSpine {
+            leaves: 2,
+            spines: 2,
+            hosts_per_leaf: 2,
+            host_link: link(25),
+            fabric_link: link(100),
+            links_per_spine: 3,
+        }
+        .build()
+        .unwrap();
+        let net = Network::build(&t, Routing::Ecmp, &sim_core::RngStreams::new(1));
+        let all = net.port_names();
+        assert_eq!(all.len(), net.ports.len());
+        for (p, name) in all.iter().enumerate() {
+            assert_eq!(&**name, net.port_name(PortId(p as u32)), "port {p}");
+        }
+        // Three cables from each leaf to each spine: the second and third are numbered.
+        let leaf0 = NodeId(t.nodes.iter().position(|n| n.name == "leaf0").unwrap() as u32);
+        let to_spine1: Vec<&str> = net
+            .ports_of(leaf0)
+            .map(|p| &*all[p.idx()])
+            .filter(|n| n.starts_with("to-spine1"))
+            .collect();
+        assert_eq!(to_spine1, ["to-spine1", "to-spine1#2", "to-spine1#3"]);
     }
 
     #[test]

@@ -46,6 +46,19 @@ impl Counters {
         })
     }
 
+    /// Every name the rows use, by number.
+    pub fn names(&self) -> &[Box<str>] {
+        &self.names
+    }
+
+    /// The rows as the numbers of their node, port and counter names in [`Counters::names`],
+    /// and their values.
+    pub fn numbered(&self) -> impl Iterator<Item = (usize, usize, usize, u64)> + '_ {
+        self.rows
+            .iter()
+            .map(|r| (r.node as usize, r.port as usize, r.counter as usize, r.value))
+    }
+
     pub fn len(&self) -> usize {
         self.rows.len()
     }
@@ -137,7 +150,8 @@ fn cbfc_counters(c: &crate::cbfc::Cbfc, port: usize, mut push: impl FnMut(&str, 
     }
 }
 
-pub(super) fn counters(sim: &Sim) -> Counters {
+/// Every row, `ports` naming each port ([`crate::network::Network::port_names`]).
+pub(super) fn counters(sim: &Sim, ports: &[Box<str>]) -> Counters {
     let net = &sim.net;
     let lossless = sim.variant.pfc.mask();
     let us = |d: sim_core::Duration| d.0 / 1_000_000;
@@ -153,26 +167,69 @@ pub(super) fn counters(sim: &Sim) -> Counters {
         },
         index: HashMap::new(),
     };
+    // The names every port's or NIC's rows use, numbered once, not looked up per row.
+    let port_counters = [
+        "rx_packets",
+        "rx_bytes",
+        "tx_packets",
+        "tx_bytes",
+        "peak_queue_bytes",
+        "ecn_marked",
+        "trimmed",
+        "drop_lossy_buffer_full",
+        "drop_headroom_exceeded",
+        "drop_link_error",
+    ]
+    .map(|c| t.id(c));
+    // `{dir}_prio{p}_{what}` for the eight priorities.
+    let per_prio = |t: &mut Table, dir: &str, what: &str| -> [u32; 8] {
+        std::array::from_fn(|p| t.id(&format!("{dir}_prio{p}_{what}")))
+    };
+    let rx_packets = per_prio(&mut t, "rx", "packets");
+    let rx_bytes = per_prio(&mut t, "rx", "bytes");
+    let tx_packets = per_prio(&mut t, "tx", "packets");
+    let tx_bytes = per_prio(&mut t, "tx", "bytes");
+    let rx_discards = per_prio(&mut t, "rx", "discards");
+    let rx_pause = per_prio(&mut t, "rx", "pause");
+    let tx_pause = per_prio(&mut t, "tx", "pause");
+    let rx_pause_duration = per_prio(&mut t, "rx", "pause_duration");
+    let tx_pause_duration = per_prio(&mut t, "tx", "pause_duration");
+    let nic_counters = [
+        "data_packets_sent",
+        "acks_sent",
+        "naks_sent",
+        "np_ecn_marked_roce_packets",
+        "np_cnp_sent",
+        "rp_cnp_handled",
+        "rp_cnp_ignored",
+        "out_of_sequence",
+        "packet_seq_err",
+        "local_ack_timeout_err",
+    ]
+    .map(|c| t.id(c));
+    let nic = t.id("nic");
     for (n, name) in net.names.iter().enumerate() {
+        let nid = t.id(name);
+        let host = matches!(net.roles[n], Role::Host(_));
         for p in net.ports_of(crate::ids::NodeId(n as u32)) {
             let port = &net.ports[p.idx()];
             let c = &port.counters;
-            // A node's and a port's names are looked up once per port, not once per row.
-            let (nid, pid) = (t.id(name), t.id(&net.port_name(p)));
+            let pid = t.id(&ports[p.idx()]);
             let rx = received(sim, p);
-            for (counter, value) in [
-                ("rx_packets", rx.packets),
-                ("rx_bytes", rx.bytes),
-                ("tx_packets", port.tx.packets),
-                ("tx_bytes", port.tx.bytes),
-                ("peak_queue_bytes", port.tx.peak_queue_bytes),
-                ("ecn_marked", c.ecn_marked),
-                ("trimmed", c.trimmed),
-                ("drop_lossy_buffer_full", c.drops_lossy),
-                ("drop_headroom_exceeded", c.drops_headroom),
-                ("drop_link_error", c.drops_link_error),
-            ] {
-                t.push(nid, pid, counter, value);
+            let values = [
+                rx.packets,
+                rx.bytes,
+                port.tx.packets,
+                port.tx.bytes,
+                port.tx.peak_queue_bytes,
+                c.ecn_marked,
+                c.trimmed,
+                c.drops_lossy,
+                c.drops_headroom,
+                c.drops_link_error,
+            ];
+            for (counter, value) in port_counters.into_iter().zip(values) {
+                t.row(nid, pid, counter, value);
             }
             if let Some(f) = fec_counters(sim, p) {
                 t.push(nid, pid, "fec_corrected_codewords", f.corrected);
@@ -182,17 +239,17 @@ pub(super) fn counters(sim: &Sim) -> Counters {
             llr_counters(sim, p, |counter, value| t.push(nid, pid, counter, value));
             // A NIC's traffic per priority (mlx5's per-priority counters), for the
             // priorities that carried any.
-            if matches!(net.roles[n], Role::Host(_)) {
-                for prio in 0..8u8 {
-                    let (rx_p, rx_b) = rx.prio[prio as usize];
-                    let (tx_p, tx_b) = (port.tx_prio_packets(prio), port.tx_prio_bytes(prio));
+            if host {
+                for prio in 0..8 {
+                    let (rx_p, rx_b) = rx.prio[prio];
+                    let (tx_p, tx_b) = (port.tx_prio_packets(prio as u8), port.tx_prio_bytes(prio as u8));
                     if rx_p + tx_p == 0 {
                         continue;
                     }
-                    t.push(nid, pid, &format!("rx_prio{prio}_packets"), rx_p);
-                    t.push(nid, pid, &format!("rx_prio{prio}_bytes"), rx_b);
-                    t.push(nid, pid, &format!("tx_prio{prio}_packets"), tx_p);
-                    t.push(nid, pid, &format!("tx_prio{prio}_bytes"), tx_b);
+                    t.row(nid, pid, rx_packets[prio], rx_p);
+                    t.row(nid, pid, rx_bytes[prio], rx_b);
+                    t.row(nid, pid, tx_packets[prio], tx_p);
+                    t.row(nid, pid, tx_bytes[prio], tx_b);
                 }
             }
             // PFC counters (mlx5 names) for lossless priorities and any that saw a pause.
@@ -205,23 +262,13 @@ pub(super) fn counters(sim: &Sim) -> Counters {
                 {
                     continue;
                 }
-                if matches!(net.roles[n], Role::Host(_)) {
-                    t.push(nid, pid, &format!("rx_prio{prio}_discards"), c.rx_discards(prio));
+                if host {
+                    t.row(nid, pid, rx_discards[prio], c.rx_discards(prio));
                 }
-                t.push(nid, pid, &format!("rx_prio{prio}_pause"), rx.frames(prio));
-                t.push(nid, pid, &format!("tx_prio{prio}_pause"), tx.frames(prio));
-                t.push(
-                    nid,
-                    pid,
-                    &format!("rx_prio{prio}_pause_duration"),
-                    us(rx.duration(prio)),
-                );
-                t.push(
-                    nid,
-                    pid,
-                    &format!("tx_prio{prio}_pause_duration"),
-                    us(tx.duration(prio)),
-                );
+                t.row(nid, pid, rx_pause[prio], rx.frames(prio));
+                t.row(nid, pid, tx_pause[prio], tx.frames(prio));
+                t.row(nid, pid, rx_pause_duration[prio], us(rx.duration(prio)));
+                t.row(nid, pid, tx_pause_duration[prio], us(tx.duration(prio)));
             }
             if !lossless.is_empty() {
                 t.push(nid, pid, "tx_pause_storm_warning_events", port.xoff.storms());
@@ -232,21 +279,21 @@ pub(super) fn counters(sim: &Sim) -> Counters {
             }
         }
         if let Role::Host(h) = net.roles[n] {
-            let (nid, nic) = (t.id(name), t.id("nic"));
             let c = &sim.host_counters[h.idx()];
-            for (counter, value) in [
-                ("data_packets_sent", c.data_packets_sent),
-                ("acks_sent", c.acks_sent),
-                ("naks_sent", c.naks_sent),
-                ("np_ecn_marked_roce_packets", c.np_ecn_marked_roce_packets),
-                ("np_cnp_sent", c.np_cnp_sent),
-                ("rp_cnp_handled", c.rp_cnp_handled),
-                ("rp_cnp_ignored", c.rp_cnp_ignored),
-                ("out_of_sequence", c.out_of_sequence),
-                ("packet_seq_err", c.packet_seq_err),
-                ("local_ack_timeout_err", c.local_ack_timeout_err),
-            ] {
-                t.push(nid, nic, counter, value);
+            let values = [
+                c.data_packets_sent,
+                c.acks_sent,
+                c.naks_sent,
+                c.np_ecn_marked_roce_packets,
+                c.np_cnp_sent,
+                c.rp_cnp_handled,
+                c.rp_cnp_ignored,
+                c.out_of_sequence,
+                c.packet_seq_err,
+                c.local_ack_timeout_err,
+            ];
+            for (counter, value) in nic_counters.into_iter().zip(values) {
+                t.row(nid, nic, counter, value);
             }
         }
     }
@@ -272,6 +319,11 @@ impl Table {
 
     fn push(&mut self, node: u32, port: u32, counter: &str, value: u64) {
         let counter = self.id(counter);
+        self.row(node, port, counter, value);
+    }
+
+    /// A row whose names are numbered already.
+    fn row(&mut self, node: u32, port: u32, counter: u32, value: u64) {
         self.counters.rows.push(Row {
             node,
             port,

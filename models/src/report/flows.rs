@@ -5,7 +5,7 @@ use super::{FlowRecord, ns, stop_text};
 use crate::sim::Sim;
 use std::fmt;
 
-pub(super) fn flow_records(sim: &Sim) -> Vec<FlowRecord> {
+pub(super) fn flow_records(sim: &Sim, ports: &[Box<str>]) -> Vec<FlowRecord> {
     sim.flows
         .iter()
         .enumerate()
@@ -34,35 +34,42 @@ pub(super) fn flow_records(sim: &Sim) -> Vec<FlowRecord> {
                 path: if sim.is_local(i) {
                     "nvlink".into()
                 } else {
-                    path(sim, i)
+                    path(sim, ports, i)
                 },
-                uplinks: uplinks(sim, i),
+                uplinks: uplinks(sim, ports, i),
                 status,
             }
         })
         .collect()
 }
 
-/// Flow `i`'s first data packet's egress ports at the switches, `node:port` each.
-fn path(sim: &Sim, i: usize) -> String {
+/// Flow `i`'s first data packet's egress ports at the switches, `node:port` each (`ports`:
+/// every port's name).
+fn path(sim: &Sim, ports: &[Box<str>], i: usize) -> String {
     let net = &sim.net;
-    let hops: Vec<String> = sim
-        .paths
-        .path(i)
-        .map(|p| format!("{}:{}", net.names[net.port_node[p.idx()].idx()], net.port_name(p)))
-        .collect();
-    hops.join(" ")
+    let mut s = String::new();
+    for p in sim.paths.path(i) {
+        if !s.is_empty() {
+            s.push(' ');
+        }
+        s.push_str(&net.names[net.port_node[p.idx()].idx()]);
+        s.push(':');
+        s.push_str(&ports[p.idx()]);
+    }
+    s
 }
 
 /// Flow `i`'s data packets per egress port of its first switch, `port=count` each.
-fn uplinks(sim: &Sim, i: usize) -> String {
-    let hops: Vec<String> = sim
-        .paths
-        .uplinks(i)
-        .iter()
-        .map(|&(p, n)| format!("{}={n}", sim.net.port_name(p)))
-        .collect();
-    hops.join(" ")
+fn uplinks(sim: &Sim, ports: &[Box<str>], i: usize) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    for (p, n) in sim.paths.uplinks(i) {
+        if !s.is_empty() {
+            s.push(' ');
+        }
+        let _ = write!(s, "{}={n}", ports[p.idx()]);
+    }
+    s
 }
 
 /// How a flow ended: flows.csv's `status`, written as `completed` or `unfinished: <why>`.

@@ -284,7 +284,8 @@ fn ns(t: sim_core::Time) -> f64 {
 
 impl VariantReport {
     pub fn new(sim: &Sim, wall_seconds: f64) -> Self {
-        let flows = flows::flow_records(sim);
+        let ports = sim.net.port_names();
+        let flows = flows::flow_records(sim, &ports);
         let completed = flows.iter().filter(|f| f.fct_ns.is_some()).count();
         // The network's flows; copies inside a server apart.
         let net = || flows.iter().filter(|f| !f.nvlink);
@@ -380,7 +381,7 @@ impl VariantReport {
         VariantReport {
             summary,
             flows,
-            counters: counters::counters(sim),
+            counters: counters::counters(sim, &ports),
             sonic: sonic::sonic_rows(sim),
         }
     }
