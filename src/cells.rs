@@ -64,8 +64,11 @@ impl Cell {
 /// `s` as a CSV field, quoted where the `csv` crate would quote it, for rows written by hand
 /// (numbers and fixed names need no quoting; user-given names may).
 pub fn text(s: &str) -> Vec<u8> {
-    if s.is_empty() {
-        return Vec::new();
+    // The bytes the crate quotes a field for (its defaults: `,` delimits, `"` quotes, a
+    // line ends at `\n` and `\r`): without any, the text as it is, without a writer's
+    // 8 KiB buffer made and cleared for it.
+    if !s.bytes().any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r')) {
+        return s.as_bytes().to_vec();
     }
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([s]).expect("writing to memory");
@@ -125,6 +128,7 @@ mod tests {
             "with, comma",
             "with \"quote\"",
             "line\nbreak",
+            "carriage\rreturn",
             "",
             "edge2-0 to-h33",
         ];

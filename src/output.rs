@@ -8,7 +8,7 @@ use serde::Serialize;
 use std::fs;
 use std::path::Path;
 
-use crate::cells::Cell;
+use crate::cells::{self, Cell};
 use crate::files;
 use crate::telemetry::Telemetry;
 
@@ -167,40 +167,32 @@ pub fn write_results(
 
 /// `counters.csv`: `variant,node,port,counter,value`, streamed. A k=64 fat tree has 5.1 M rows
 /// (250 MB) naming a few hundred thousand nodes, ports and counters, so each name is quoted
-/// for CSV once ([`csv_field`]) and each row is copied together from them.
+/// for CSV once and each row is copied together from them.
 fn write_counters(dir: &Path, reports: &[VariantReport]) -> Result<()> {
-    use std::io::Write;
     let path = dir.join("counters.csv");
     let mut out = files::create(&path)?;
     let mut rows = || -> std::io::Result<()> {
-        out.write_all(b"variant,node,port,counter,value\n")?;
+        cells::row(&mut out, &[b"variant", b"node", b"port", b"counter", b"value"])?;
         for r in reports {
-            let variant = csv_field(&r.summary.name);
-            let names: Vec<Vec<u8>> = r.counters.names().iter().map(|n| csv_field(n)).collect();
+            let variant = cells::text(&r.summary.name);
+            let names: Vec<Vec<u8>> = r.counters.names().iter().map(|n| cells::text(n)).collect();
             for (node, port, counter, value) in r.counters.numbered() {
-                for (i, field) in [&variant, &names[node], &names[port], &names[counter]]
-                    .into_iter()
-                    .enumerate()
-                {
-                    if i > 0 {
-                        out.write_all(b",")?;
-                    }
-                    out.write_all(field)?;
-                }
-                writeln!(out, ",{value}")?;
+                let value = Cell::int(value);
+                cells::row(
+                    &mut out,
+                    &[
+                        &variant,
+                        &names[node],
+                        &names[port],
+                        &names[counter],
+                        value.as_bytes(),
+                    ],
+                )?;
             }
         }
-        out.flush()
+        std::io::Write::flush(&mut out)
     };
     rows().with_context(|| format!("writing {}", path.display()))
-}
-
-/// `s` as one CSV field, quoted where it needs to be (as the `csv` crate writes it).
-fn csv_field(s: &str) -> Vec<u8> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    // Writing into memory cannot fail.
-    w.write_field(s).expect("writing into memory");
-    w.into_inner().expect("writing into memory")
 }
 
 /// `sonic_counters.csv`, when a variant asks for it (`switch.sonic_counters`, or a
@@ -243,50 +235,65 @@ fn write_sonic(dir: &Path, reports: &[VariantReport]) -> Result<()> {
 fn write_events(dir: &Path, reports: &[VariantReport], telemetry: &[Telemetry]) -> Result<()> {
     // Streamed: a trimming run logs hundreds of thousands of events.
     let path = dir.join("events.csv");
-    let mut w = csv::Writer::from_writer(files::create(&path)?);
-    event_rows(&mut w, reports, telemetry)
-        .and_then(|()| Ok(w.flush()?))
+    let mut out = files::create(&path)?;
+    event_rows(&mut out, reports, telemetry)
+        .and_then(|()| std::io::Write::flush(&mut out))
         .with_context(|| format!("writing {}", path.display()))
 }
 
+/// The rows, each written from its fields quoted once: a node and port's label for each port
+/// (`-` for none), and the text of each reason (a run logs a few dozen kinds of rows).
 fn event_rows(
-    w: &mut csv::Writer<impl std::io::Write>,
+    out: &mut impl std::io::Write,
     reports: &[VariantReport],
     telemetry: &[Telemetry],
-) -> csv::Result<()> {
-    w.write_record([
-        "variant", "time_ns", "node", "port", "prio", "flow", "event", "reason",
-    ])?;
+) -> std::io::Result<()> {
+    cells::row(
+        out,
+        &[
+            b"variant", b"time_ns", b"node", b"port", b"prio", b"flow", b"event", b"reason",
+        ],
+    )?;
     for (r, t) in reports.iter().zip(telemetry) {
-        let name = r.summary.name.as_bytes();
+        let name = cells::text(&r.summary.name);
+        let labels: std::collections::HashMap<u32, [Vec<u8>; 2]> = t
+            .labels
+            .iter()
+            .map(|(&p, (n, q))| (p, [cells::text(n), cells::text(q)]))
+            .collect();
+        let none = [b"-".to_vec(), b"-".to_vec()];
+        let mut reasons: Vec<(&str, Vec<u8>)> = Vec::new();
         for e in t.log.rows() {
-            let (node, port) = t
-                .labels
-                .get(&e.port.0)
-                .map_or((&b"-"[..], &b"-"[..]), |(n, p)| (n.as_bytes(), p.as_bytes()));
+            let [node, port] = labels.get(&e.port.0).unwrap_or(&none);
+            let at = match reasons.iter().position(|r| std::ptr::eq(r.0, e.reason)) {
+                Some(at) => at,
+                None => {
+                    reasons.push((e.reason, cells::text(e.reason)));
+                    reasons.len() - 1
+                }
+            };
             let flow = (!e.flow.is_none()).then(|| Cell::int(e.flow.0.into()));
-            w.write_record([
-                name,
-                Cell::ns(e.time).as_bytes(),
-                node,
-                port,
-                Cell::int(e.prio.into()).as_bytes(),
-                flow.as_ref().map_or(&b""[..], Cell::as_bytes),
-                e.event.name().as_bytes(),
-                e.reason.as_bytes(),
-            ])?;
+            cells::row(
+                out,
+                &[
+                    &name,
+                    Cell::ns(e.time).as_bytes(),
+                    node,
+                    port,
+                    Cell::int(e.prio.into()).as_bytes(),
+                    flow.as_ref().map_or(&b""[..], Cell::as_bytes),
+                    // Event names are lower-case words: nothing to quote.
+                    e.event.name().as_bytes(),
+                    &reasons[at].1,
+                ],
+            )?;
         }
         if t.log.cut > 0 {
-            w.write_record([
-                r.summary.name.as_str(),
-                "",
-                "",
-                "",
-                "",
-                "",
-                "log_full",
-                &format!("{} more events not logged (raise run.event_log)", t.log.cut),
-            ])?;
+            let why = format!("{} more events not logged (raise run.event_log)", t.log.cut);
+            cells::row(
+                out,
+                &[&name, b"", b"", b"", b"", b"", b"log_full", &cells::text(&why)],
+            )?;
         }
     }
     Ok(())

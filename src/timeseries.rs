@@ -39,6 +39,9 @@ fn rows(w: &mut impl Write, run: &Run) -> std::io::Result<()> {
             .iter()
             .map(|p| cells::text(&d.telemetry.label(p.0)))
             .collect();
+        // Each port's queue and ingress series read in order, without a search per sample.
+        let mut queues: Vec<_> = s.queues.iter().map(|q| q.walk()).collect();
+        let mut pgs: Vec<_> = s.pg.iter().map(|q| q.walk()).collect();
         for (k, &time) in s.times.iter().enumerate() {
             let ns = Cell::ns(time);
             let ns = ns.as_bytes();
@@ -56,7 +59,7 @@ fn rows(w: &mut impl Write, run: &Run) -> std::io::Result<()> {
             }
             for (i, key) in keys.iter().enumerate() {
                 let key = &key[..];
-                let q = s.queues[i].get(k);
+                let q = queues[i].at(k);
                 if q > 0 {
                     let q = Cell::int(q.into());
                     cells::row(w, &[name, ns, b"queue_bytes", key, q.as_bytes()])?;
@@ -66,8 +69,8 @@ fn rows(w: &mut impl Write, run: &Run) -> std::io::Result<()> {
                     let u = Cell::fraction(u);
                     cells::row(w, &[name, ns, b"tx_utilisation", key, u.as_bytes()])?;
                 }
-                if let (Some(pg), xoff) = (s.pg.get(i), s.xoff(i)) {
-                    let pg = pg.get(k);
+                if let (Some(pg), xoff) = (pgs.get_mut(i), s.xoff(i)) {
+                    let pg = pg.at(k);
                     if pg > 0 {
                         let (pg, xoff) = (Cell::int(pg.into()), Cell::int(xoff[k].into()));
                         cells::row(w, &[name, ns, b"pg_bytes", key, pg.as_bytes()])?;

@@ -15,7 +15,7 @@ mod sampler;
 pub use flows::{Control, FlowSampler};
 pub use log::{EventLog, LOG_ROW_BYTES, LogRow, Trace};
 pub use paths::PathLog;
-pub use sampler::{PortSample, Sampler, Sparse, Totals};
+pub use sampler::{PortSample, Sampler, Sparse, Totals, Walk};
 
 use sim_core::Duration;
 

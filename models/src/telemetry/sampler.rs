@@ -89,6 +89,15 @@ impl Sparse {
             .map_or(0, |j| self.0[j].1)
     }
 
+    /// A reader of the samples in order ([`Walk::at`]), with no search per sample: a writer
+    /// of every sample of every port asks for each one once, in order.
+    pub fn walk(&self) -> Walk<'_> {
+        Walk {
+            kept: &self.0,
+            next: 0,
+        }
+    }
+
     /// The largest value (0 when always zero).
     pub fn peak(&self) -> u32 {
         self.0.iter().map(|&(_, v)| v).max().unwrap_or(0)
@@ -108,6 +117,26 @@ impl Sparse {
         self.0.retain(|&(k, _)| k % 2 == 0);
         for e in &mut self.0 {
             e.0 /= 2;
+        }
+    }
+}
+
+/// A [`Sparse`] series read sample by sample ([`Sparse::walk`]).
+pub struct Walk<'a> {
+    kept: &'a [(u32, u32)],
+    /// The first kept sample not passed yet.
+    next: usize,
+}
+
+impl Walk<'_> {
+    /// The value at sample `k`, for `k` not below the one asked for before.
+    pub fn at(&mut self, k: usize) -> u32 {
+        while self.kept.get(self.next).is_some_and(|&(i, _)| (i as usize) < k) {
+            self.next += 1;
+        }
+        match self.kept.get(self.next) {
+            Some(&(i, v)) if i as usize == k => v,
+            _ => 0,
         }
     }
 }
@@ -281,6 +310,26 @@ impl Sampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_walk_reads_what_a_search_finds() {
+        // Kept samples with gaps, runs and a last one; read at every sample and past the end.
+        let mut q = Sparse::default();
+        let values = [0, 5, 0, 0, 7, 8, 0, 1, 0, 0, 0, 3];
+        for (k, &v) in values.iter().enumerate() {
+            q.push(k, v);
+        }
+        let mut w = q.walk();
+        for k in 0..values.len() + 3 {
+            assert_eq!(w.at(k), q.get(k), "sample {k}");
+            assert_eq!(w.at(k), values.get(k).copied().unwrap_or(0), "sample {k}");
+        }
+        // Every other sample, as the writer skips none but may start anywhere.
+        let mut w = q.walk();
+        for k in (1..values.len()).step_by(2) {
+            assert_eq!(w.at(k), values[k], "sample {k}");
+        }
+    }
 
     #[test]
     fn a_full_sampler_halves_and_doubles_its_interval() {
