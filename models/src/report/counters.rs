@@ -150,6 +150,36 @@ fn cbfc_counters(c: &crate::cbfc::Cbfc, port: usize, mut push: impl FnMut(&str, 
     }
 }
 
+/// The rows every port has, each with what it reads (what the port received, the port).
+type PortCounter = (&'static str, fn(&Received, &crate::port::Port) -> u64);
+const PORT_COUNTERS: [PortCounter; 10] = [
+    ("rx_packets", |rx, _| rx.packets),
+    ("rx_bytes", |rx, _| rx.bytes),
+    ("tx_packets", |_, p| p.tx.packets),
+    ("tx_bytes", |_, p| p.tx.bytes),
+    ("peak_queue_bytes", |_, p| p.tx.peak_queue_bytes),
+    ("ecn_marked", |_, p| p.counters.ecn_marked),
+    ("trimmed", |_, p| p.counters.trimmed),
+    ("drop_lossy_buffer_full", |_, p| p.counters.drops_lossy),
+    ("drop_headroom_exceeded", |_, p| p.counters.drops_headroom),
+    ("drop_link_error", |_, p| p.counters.drops_link_error),
+];
+
+/// The rows every NIC has (the RDMA hw_counters' names), each with what it reads.
+type NicCounter = (&'static str, fn(&crate::nic::HostCounters) -> u64);
+const NIC_COUNTERS: [NicCounter; 10] = [
+    ("data_packets_sent", |c| c.data_packets_sent),
+    ("acks_sent", |c| c.acks_sent),
+    ("naks_sent", |c| c.naks_sent),
+    ("np_ecn_marked_roce_packets", |c| c.np_ecn_marked_roce_packets),
+    ("np_cnp_sent", |c| c.np_cnp_sent),
+    ("rp_cnp_handled", |c| c.rp_cnp_handled),
+    ("rp_cnp_ignored", |c| c.rp_cnp_ignored),
+    ("out_of_sequence", |c| c.out_of_sequence),
+    ("packet_seq_err", |c| c.packet_seq_err),
+    ("local_ack_timeout_err", |c| c.local_ack_timeout_err),
+];
+
 /// Every row, `ports` naming each port ([`crate::network::Network::port_names`]).
 pub(super) fn counters(sim: &Sim, ports: &[Box<str>]) -> Counters {
     let net = &sim.net;
@@ -168,19 +198,7 @@ pub(super) fn counters(sim: &Sim, ports: &[Box<str>]) -> Counters {
         index: HashMap::new(),
     };
     // The names every port's or NIC's rows use, numbered once, not looked up per row.
-    let port_counters = [
-        "rx_packets",
-        "rx_bytes",
-        "tx_packets",
-        "tx_bytes",
-        "peak_queue_bytes",
-        "ecn_marked",
-        "trimmed",
-        "drop_lossy_buffer_full",
-        "drop_headroom_exceeded",
-        "drop_link_error",
-    ]
-    .map(|c| t.id(c));
+    let port_counters = PORT_COUNTERS.map(|(c, _)| t.id(c));
     // `{dir}_prio{p}_{what}` for the eight priorities.
     let per_prio = |t: &mut Table, dir: &str, what: &str| -> [u32; 8] {
         std::array::from_fn(|p| t.id(&format!("{dir}_prio{p}_{what}")))
@@ -194,19 +212,7 @@ pub(super) fn counters(sim: &Sim, ports: &[Box<str>]) -> Counters {
     let tx_pause = per_prio(&mut t, "tx", "pause");
     let rx_pause_duration = per_prio(&mut t, "rx", "pause_duration");
     let tx_pause_duration = per_prio(&mut t, "tx", "pause_duration");
-    let nic_counters = [
-        "data_packets_sent",
-        "acks_sent",
-        "naks_sent",
-        "np_ecn_marked_roce_packets",
-        "np_cnp_sent",
-        "rp_cnp_handled",
-        "rp_cnp_ignored",
-        "out_of_sequence",
-        "packet_seq_err",
-        "local_ack_timeout_err",
-    ]
-    .map(|c| t.id(c));
+    let nic_counters = NIC_COUNTERS.map(|(c, _)| t.id(c));
     let nic = t.id("nic");
     for (n, name) in net.names.iter().enumerate() {
         let nid = t.id(name);
@@ -216,20 +222,8 @@ pub(super) fn counters(sim: &Sim, ports: &[Box<str>]) -> Counters {
             let c = &port.counters;
             let pid = t.id(&ports[p.idx()]);
             let rx = received(sim, p);
-            let values = [
-                rx.packets,
-                rx.bytes,
-                port.tx.packets,
-                port.tx.bytes,
-                port.tx.peak_queue_bytes,
-                c.ecn_marked,
-                c.trimmed,
-                c.drops_lossy,
-                c.drops_headroom,
-                c.drops_link_error,
-            ];
-            for (counter, value) in port_counters.into_iter().zip(values) {
-                t.row(nid, pid, counter, value);
+            for ((_, read), id) in PORT_COUNTERS.iter().zip(port_counters) {
+                t.row(nid, pid, id, read(&rx, port));
             }
             if let Some(f) = fec_counters(sim, p) {
                 t.push(nid, pid, "fec_corrected_codewords", f.corrected);
@@ -280,20 +274,8 @@ pub(super) fn counters(sim: &Sim, ports: &[Box<str>]) -> Counters {
         }
         if let Role::Host(h) = net.roles[n] {
             let c = &sim.host_counters[h.idx()];
-            let values = [
-                c.data_packets_sent,
-                c.acks_sent,
-                c.naks_sent,
-                c.np_ecn_marked_roce_packets,
-                c.np_cnp_sent,
-                c.rp_cnp_handled,
-                c.rp_cnp_ignored,
-                c.out_of_sequence,
-                c.packet_seq_err,
-                c.local_ack_timeout_err,
-            ];
-            for (counter, value) in nic_counters.into_iter().zip(values) {
-                t.row(nid, nic, counter, value);
+            for ((_, read), id) in NIC_COUNTERS.iter().zip(nic_counters) {
+                t.row(nid, nic, id, read(c));
             }
         }
     }
