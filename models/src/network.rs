@@ -250,11 +250,7 @@ impl Network {
             .take_while(|&q| q != p.0)
             .filter(|&q| self.port_node[self.peer[q as usize].idx()] == far)
             .count();
-        if nth == 0 {
-            format!("to-{}", self.names[far.idx()])
-        } else {
-            format!("to-{}#{}", self.names[far.idx()], nth + 1)
-        }
+        cable_name(&self.names[far.idx()], nth)
     }
 
     /// Every port's [`Network::port_name`], by port, in one pass: a report names each port
@@ -267,14 +263,9 @@ impl Network {
         let far = |q: u32| self.port_node[self.peer[q as usize].idx()].idx();
         for r in &self.node_ports {
             for q in r.clone() {
-                let (to, nth) = (far(q), &mut seen[far(q)]);
-                *nth += 1;
-                names[q as usize] = if *nth == 1 {
-                    format!("to-{}", self.names[to])
-                } else {
-                    format!("to-{}#{}", self.names[to], nth)
-                }
-                .into();
+                let to = far(q);
+                names[q as usize] = cable_name(&self.names[to], seen[to] as usize).into();
+                seen[to] += 1;
             }
             for q in r.clone() {
                 seen[far(q)] = 0;
@@ -286,6 +277,16 @@ impl Network {
     /// Every port's index range as `PortId`s.
     pub fn ports_of(&self, n: NodeId) -> impl Iterator<Item = PortId> {
         self.node_ports[n.idx()].clone().map(PortId)
+    }
+}
+
+/// The name of the `nth` cable (from 0) from a node to the node named `to`: `to-spine1`, then
+/// `to-spine1#2`.
+fn cable_name(to: &str, nth: usize) -> String {
+    if nth == 0 {
+        format!("to-{to}")
+    } else {
+        format!("to-{to}#{}", nth + 1)
     }
 }
 
