@@ -33,7 +33,7 @@ pub fn path(net: &Network, f: &FlowSpec) -> Vec<(BitRate, Duration)> {
     let mut hops = Vec::new();
     let (mut node, dst_node) = (net.host_node[f.src.idx()], net.host_node[f.dst.idx()]);
     while node != dst_node && hops.len() <= net.names.len() {
-        let Some(&port) = net.router.tables.next_hops(node, f.dst).first() else {
+        let Some(&port) = net.router.tables().next_hops(node, f.dst).first() else {
             return Vec::new();
         };
         hops.push((net.ports[port.idx()].rate, net.links[port.idx()].delay));
@@ -137,7 +137,7 @@ pub fn layers(net: &Network, hops: &PortHops, f: &FlowSpec) -> Option<Vec<Layer>
         };
         next.clear();
         for &node in &frontier {
-            let ports = net.router.tables.next_hops(node, f.dst);
+            let ports = net.router.tables().next_hops(node, f.dst);
             if ports.is_empty() {
                 return None;
             }

@@ -206,14 +206,14 @@ impl Network {
     /// protocol converges to after a failure or a repair).
     pub fn reroute(&mut self) {
         let (port_peer_node, is_host) = self.route_graph_parts();
-        self.router.tables = Routes::build(&Graph {
+        self.router.set_tables(Routes::build(&Graph {
             node_ports: &self.node_ports,
             port_peer_node: &port_peer_node,
             is_host: &is_host,
             hosts: &self.host_node,
             hosts_forward: self.hosts_forward,
             port_up: Some(&self.port_up),
-        });
+        }));
     }
 
     /// What the route builder needs besides the port ranges: each port's far node, and which
@@ -343,14 +343,14 @@ mod tests {
         let net = Network::build(&t, Routing::Ecmp, &sim_core::RngStreams::new(1));
         let leaf0 = NodeId(t.nodes.iter().position(|n| n.name == "leaf0").unwrap() as u32);
         // h2 is on leaf1: three equal-cost uplinks.
-        let up = net.router.tables.next_hops(leaf0, HostId(2));
+        let up = net.router.tables().next_hops(leaf0, HostId(2));
         assert_eq!(up.len(), 3);
         assert!(
             up.iter()
                 .all(|&p| net.names[net.port_node[net.peer[p.idx()].idx()].idx()].starts_with("spine"))
         );
         // h1 is local: one port, cabled to h1.
-        let down = net.router.tables.next_hops(leaf0, HostId(1));
+        let down = net.router.tables().next_hops(leaf0, HostId(1));
         assert_eq!(down.len(), 1);
         assert_eq!(net.port_name(down[0]), "to-h1");
         // Peers are symmetric.
@@ -373,13 +373,17 @@ mod tests {
         let agg = NodeId(t.nodes.iter().position(|n| n.name == "agg0-0").unwrap() as u32);
         let far = HostId(15); // pod 3
         assert_eq!(
-            net.router.tables.next_hops(edge, far).len(),
+            net.router.tables().next_hops(edge, far).len(),
             2,
             "k/2 aggregation uplinks"
         );
-        assert_eq!(net.router.tables.next_hops(agg, far).len(), 2, "k/2 core uplinks");
         assert_eq!(
-            net.router.tables.next_hops(agg, HostId(0)).len(),
+            net.router.tables().next_hops(agg, far).len(),
+            2,
+            "k/2 core uplinks"
+        );
+        assert_eq!(
+            net.router.tables().next_hops(agg, HostId(0)).len(),
             1,
             "down to its edge"
         );
@@ -395,12 +399,12 @@ mod tests {
         .unwrap();
         let net = Network::build(&t, Routing::Ecmp, &sim_core::RngStreams::new(1));
         // h0 reaches h2 through h1 (2 hops one way, 3 the other).
-        let hops = net.router.tables.next_hops(t.hosts[0], HostId(2));
+        let hops = net.router.tables().next_hops(t.hosts[0], HostId(2));
         assert_eq!(hops.len(), 1);
         assert_eq!(net.port_name(hops[0]), "to-h1");
         // Opposite host in a 4-ring would be a tie; in a 5-ring h0->h3 goes via h4.
         assert_eq!(
-            net.port_name(net.router.tables.next_hops(t.hosts[0], HostId(3))[0]),
+            net.port_name(net.router.tables().next_hops(t.hosts[0], HostId(3))[0]),
             "to-h4"
         );
     }

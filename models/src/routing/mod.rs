@@ -71,7 +71,9 @@ impl Routes {
 /// The fabric's routing state: tables, per-node hashes, the switches' policy and flowlets.
 #[derive(Debug, Clone)]
 pub struct Router {
-    pub tables: Routes,
+    /// Read through [`Router::tables`]; replaced only by [`Router::set_tables`], which
+    /// forgets its hints.
+    tables: Routes,
     /// ECMP hash function of each node (each switch has its own salt).
     hashers: Vec<EcmpHash>,
     policy: Routing,
@@ -80,6 +82,30 @@ pub struct Router {
     /// The flow whose 5-tuple a flow's packets carry, where messages share a queue pair (a
     /// collective's): the QP's first message. Empty when every flow is its own connection.
     connection: Vec<FlowId>,
+    /// The last two answers of [`Router::hint`], handed back by the event loop
+    /// ([`Router::remember`]), the latest first: its prefetch computes a frame's egress an
+    /// event before the frame's switch routes it, and [`Router::choose`] reads it instead of
+    /// hashing the frame again. Two, as the loop computes the next event's hint before it
+    /// handles the current one. An answer is a function of its question while the tables
+    /// stay ([`Router::set_tables`] forgets them).
+    hints: [Option<Asked>; 2],
+}
+
+/// An ECMP question at a node, and its answer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Asked {
+    node: NodeId,
+    flow: FlowId,
+    dst: HostId,
+    entropy: u16,
+    pub out: Option<PortId>,
+}
+
+impl Asked {
+    #[inline]
+    fn is(&self, node: NodeId, pkt: &Packet) -> bool {
+        self.node == node && self.flow == pkt.flow && self.dst == pkt.dst && self.entropy == pkt.entropy
+    }
 }
 
 impl Router {
@@ -99,7 +125,20 @@ impl Router {
             policy,
             flowlets,
             connection: Vec::new(),
+            hints: [None; 2],
         }
+    }
+
+    /// The next-hop sets.
+    #[inline]
+    pub fn tables(&self) -> &Routes {
+        &self.tables
+    }
+
+    /// Route over `tables` from now on (after a failure or a repair).
+    pub fn set_tables(&mut self, tables: Routes) {
+        self.tables = tables;
+        self.hints = [None; 2];
     }
 
     /// Messages of one queue pair hash as its first message does: one 5-tuple, one path.
@@ -120,6 +159,24 @@ impl Router {
         })
     }
 
+    /// [`Router::ecmp`] for `pkt` at `node`.
+    #[inline]
+    fn ecmp_of(&self, node: NodeId, pkt: &Packet) -> Asked {
+        Asked {
+            node,
+            flow: pkt.flow,
+            dst: pkt.dst,
+            entropy: pkt.entropy,
+            out: self.ecmp(node, pkt.flow, pkt.dst, pkt.entropy),
+        }
+    }
+
+    /// Keep an answer of [`Router::hint`]: the switch it was asked for routes that frame next.
+    #[inline]
+    pub fn remember(&mut self, a: Asked) {
+        self.hints = [Some(a), self.hints[0]];
+    }
+
     /// The lines [`Router::hint`] reads first for `pkt` at `node`: its hash function and, in
     /// a Clos fabric, the node's and the destination's routing records (a prefetch hint, an
     /// event before the hint itself).
@@ -136,12 +193,13 @@ impl Router {
     }
 
     /// The egress [`Router::choose`] will pick for `pkt` at `node`, where it depends on the
-    /// packet alone (ECMP; None under adaptive routing): a prefetch hint.
+    /// packet alone (ECMP; None under adaptive routing): a prefetch hint, which
+    /// [`Router::remember`] keeps for that `choose`.
     #[inline]
-    pub fn hint(&self, node: NodeId, pkt: &Packet) -> Option<PortId> {
+    pub fn hint(&self, node: NodeId, pkt: &Packet) -> Option<Asked> {
         match self.policy {
             Routing::Adaptive { .. } => None,
-            _ => self.ecmp(node, pkt.flow, pkt.dst, pkt.entropy),
+            _ => Some(self.ecmp_of(node, pkt)),
         }
     }
 
@@ -157,6 +215,17 @@ impl Router {
         load: impl Fn(&PortId) -> (bool, u64),
     ) -> Option<PortId> {
         let Routing::Adaptive { flowlet_gap } = self.policy else {
+            // The event before this one computed the hint for this frame, the latest for the next.
+            if let Some(a) = &self.hints[1]
+                && a.is(node, pkt)
+            {
+                return a.out;
+            }
+            if let Some(a) = &self.hints[0]
+                && a.is(node, pkt)
+            {
+                return a.out;
+            }
             return self.ecmp(node, pkt.flow, pkt.dst, pkt.entropy);
         };
         let hops = self.tables.next_hops(node, pkt.dst);
@@ -174,5 +243,68 @@ impl Router {
             self.flowlets[sw.idx()].start(hash, now, best);
         }
         Some(best)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Asked;
+    use crate::ids::{FlowId, HostId, SwitchId};
+    use crate::network::Network;
+    use crate::packet::Packet;
+    use crate::topology::{LinkConfig, TopologyConfig};
+    use sim_core::{BitRate, Duration, Time};
+
+    #[test]
+    fn a_remembered_hint_answers_its_own_question_only_and_until_the_tables_change() {
+        let link = LinkConfig::plain(BitRate::gbps(100), Duration::from_us(1));
+        let t = TopologyConfig::FatTree {
+            k: 4,
+            host_link: link.clone(),
+            fabric_link: link,
+        }
+        .build()
+        .unwrap();
+        let mut net = Network::build(&t, super::Routing::Ecmp, &sim_core::RngStreams::new(1));
+        // A switch with two next hops toward host 12.
+        let edge = *net
+            .switch_node
+            .iter()
+            .find(|&&n| net.router.tables().next_hops(n, HostId(12)).len() == 2)
+            .unwrap();
+        let frame = |entropy| Packet::data(FlowId(3), HostId(12), 0, 1000, 1100, entropy, 3, 0, Time::ZERO);
+        let r = &mut net.router;
+        let choose =
+            |r: &mut super::Router, p: &Packet| r.choose(edge, SwitchId(0), p, Time::ZERO, |_| (false, 0));
+        // Two frames whose egresses differ (up to another aggregation switch).
+        let (a, b) = (
+            frame(0),
+            (1..64)
+                .map(frame)
+                .find(|p| r.ecmp(edge, p.flow, p.dst, p.entropy) != r.ecmp(edge, FlowId(3), HostId(12), 0))
+                .unwrap(),
+        );
+        let (out_a, out_b) = (
+            r.ecmp(edge, a.flow, a.dst, a.entropy),
+            r.ecmp(edge, b.flow, b.dst, b.entropy),
+        );
+        // A hint is what the hash gives; remembered, another frame's question is still hashed.
+        let hint = r.hint(edge, &a).unwrap();
+        assert_eq!(hint.out, out_a);
+        r.remember(hint);
+        assert_eq!(choose(r, &b), out_b);
+        assert_eq!(choose(r, &a), out_a);
+        // The answer is read, not computed again: a forged one comes back, for its own
+        // question, while it is one of the last two remembered.
+        let forged = Asked { out: out_b, ..hint };
+        r.remember(forged);
+        r.remember(r.hint(edge, &b).unwrap());
+        assert_eq!(choose(r, &a), out_b);
+        r.remember(r.hint(edge, &b).unwrap());
+        assert_eq!(choose(r, &a), out_a, "a third hint pushes the first out");
+        // New tables forget every answer.
+        r.remember(forged);
+        net.reroute();
+        assert_eq!(choose(&mut net.router, &a), out_a);
     }
 }

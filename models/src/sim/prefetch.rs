@@ -24,8 +24,12 @@ impl Sim<'_> {
     /// its host's send scheduler ([`Self::prefetch_route`]), and what the next one's frames
     /// point at
     /// ([`Self::prefetch_state`]). None where the fabric fits in the cache ([`worth_it`]).
+    ///
+    /// The egress the last stage computes for a frame about to reach a switch is kept
+    /// ([`crate::routing::Router::remember`]): that switch routes the frame next, and reads
+    /// it instead of hashing the frame again.
     #[inline]
-    pub(super) fn prefetch_ahead(&self) {
+    pub(super) fn prefetch_ahead(&mut self) {
         if !self.prefetching {
             return;
         }
@@ -38,8 +42,10 @@ impl Sim<'_> {
         if let Some(&n) = self.queue.due_now(1) {
             self.prefetch_route(n);
         }
-        if let Some(&n) = self.queue.due_now(0) {
-            self.prefetch_state(n);
+        if let Some(&n) = self.queue.due_now(0)
+            && let Some(hint) = self.prefetch_state(n)
+        {
+            self.net.router.remember(hint);
         }
     }
 
@@ -50,8 +56,10 @@ impl Sim<'_> {
     /// 0.90-0.92 of the CPU time without it (3 alternating pairs). For a switch frame about
     /// to finish leaving: the buffer accounting row its departure updates (0.97 of the CPU
     /// time on P8192, 3 pairs; prefetched a stage earlier, 1.02).
+    ///
+    /// Returns the egress computed for a frame about to reach a switch.
     #[inline]
-    fn prefetch_state(&self, ev: Event) {
+    fn prefetch_state(&self, ev: Event) -> Option<crate::routing::Asked> {
         let p = match ev {
             Event::Arrive(p) => p,
             Event::TxDone(p) => {
@@ -65,9 +73,7 @@ impl Sim<'_> {
                     prefetch(slot);
                 }
                 let node = self.net.port_node[p.idx()];
-                let Some(pkt) = self.net.ports[p.idx()].in_service() else {
-                    return;
-                };
+                let pkt = self.net.ports[p.idx()].in_service()?;
                 match self.net.roles[node.idx()] {
                     // A switch's frame leaving: its buffer accounting row, written when it
                     // came in and long gone from the cache since.
@@ -86,9 +92,9 @@ impl Sim<'_> {
                     }
                     _ => {}
                 }
-                return;
+                return None;
             }
-            _ => return,
+            _ => return None,
         };
         let link = &self.net.links[p.idx()];
         if let Some(second) = link.second(&self.net.pool) {
@@ -96,15 +102,17 @@ impl Sim<'_> {
         }
         let q = self.net.peer[p.idx()];
         let node = self.net.port_node[q.idx()];
-        let Some(pkt) = link.head_frame(&self.net.pool) else {
-            return;
-        };
+        let pkt = link.head_frame(&self.net.pool)?;
         match self.net.roles[node.idx()] {
-            crate::network::Role::Host(_) => self.prefetch_flow(pkt.flow),
+            crate::network::Role::Host(_) => {
+                self.prefetch_flow(pkt.flow);
+                None
+            }
             crate::network::Role::Switch(s) => {
                 // The egress its routing will pick (ECMP depends on the frame alone), and
                 // the buffer accounting its admission reads.
-                if let Some(out) = self.net.router.hint(node, pkt)
+                let hint = self.net.router.hint(node, pkt)?;
+                if let Some(out) = hint.out
                     && let Some(port) = self.net.ports.get(out.idx())
                 {
                     prefetch_port(port);
@@ -112,6 +120,7 @@ impl Sim<'_> {
                         prefetch(line);
                     }
                 }
+                Some(hint)
             }
         }
     }
