@@ -200,7 +200,9 @@ impl<E: Simultaneous + Copy> EventQueue<E> {
         // the buckets below are written while `b` is read, and `b` keeps its capacity (no
         // allocation in steady state, and no bucket's capacity handed to another).
         let (lower, upper) = self.buckets.split_at_mut(b);
+        // The occupied bits are gathered in a register and written once.
         let bucket = &mut upper[0];
+        let mut occupied = self.occupied;
         for &(t, e) in bucket.iter() {
             let diff = t ^ last;
             if diff == 0 {
@@ -209,9 +211,10 @@ impl<E: Simultaneous + Copy> EventQueue<E> {
                 let nb = bucket_of(diff);
                 lower[nb].push((t, e));
                 self.mins[nb] = self.mins[nb].min(t);
-                self.occupied |= 1 << nb;
+                occupied |= 1 << nb;
             }
         }
+        self.occupied = occupied;
         bucket.clear();
         let now = &mut self.now[..];
         if !now.is_sorted_by_key(|&(r, _)| r) {
