@@ -18,8 +18,8 @@ use crate::ids::{FlowId, HostId};
 ///
 /// The map is drawn as 16 rows of 32 bits (output bit `i` is the parity of row `i` AND the
 /// CRC) and kept as its 32 columns, four 16-bit columns to a word: the output is the XOR of
-/// the columns of the CRC's set bits, four at a time through [`LANES`] (about half the
-/// instructions of sixteen parities, in the same 64 bytes).
+/// the columns of the CRC's set bits, four at a time through a 16-entry mask of lanes (about
+/// half the instructions of sixteen parities, in the same 64 bytes).
 #[derive(Debug, Clone)]
 pub struct EcmpHash {
     cols: [u64; 8],
