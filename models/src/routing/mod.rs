@@ -87,7 +87,8 @@ pub struct Router {
     /// event before the frame's switch routes it, and [`Router::choose`] reads it instead of
     /// hashing the frame again. Two, as the loop computes the next event's hint before it
     /// handles the current one. An answer is a function of its question while the tables
-    /// stay ([`Router::set_tables`] forgets them).
+    /// and the connections stay ([`Router::set_tables`] and [`Router::share_connections`]
+    /// forget them).
     hints: [Option<Asked>; 2],
 }
 
@@ -144,6 +145,7 @@ impl Router {
     /// Messages of one queue pair hash as its first message does: one 5-tuple, one path.
     pub fn share_connections(&mut self, connection: Vec<FlowId>) {
         self.connection = connection;
+        self.hints = [None; 2];
     }
 
     #[inline]
@@ -302,7 +304,10 @@ mod tests {
         assert_eq!(choose(r, &a), out_b);
         r.remember(r.hint(edge, &b).unwrap());
         assert_eq!(choose(r, &a), out_a, "a third hint pushes the first out");
-        // New tables forget every answer.
+        // New tables, or new connections (whose 5-tuples are hashed), forget every answer.
+        r.remember(forged);
+        r.share_connections(Vec::new());
+        assert_eq!(choose(r, &a), out_a);
         r.remember(forged);
         net.reroute();
         assert_eq!(choose(&mut net.router, &a), out_a);
