@@ -129,11 +129,17 @@ const LANES: [u64; 16] = {
 /// per position, built when the crate compiles.
 #[inline]
 fn crc_5tuple(flow: FlowId, dst: HostId, entropy: u16) -> u32 {
+    crc10(&tuple_bytes(flow, dst, entropy))
+}
+
+/// The bytes the CRC reads: flow, destination and entropy, little-endian.
+#[inline]
+fn tuple_bytes(flow: FlowId, dst: HostId, entropy: u16) -> [u8; 10] {
     let mut bytes = [0u8; 10];
     bytes[..4].copy_from_slice(&flow.0.to_le_bytes());
     bytes[4..8].copy_from_slice(&dst.0.to_le_bytes());
     bytes[8..].copy_from_slice(&entropy.to_le_bytes());
-    crc10(&bytes)
+    bytes
 }
 
 #[inline]
@@ -224,10 +230,7 @@ mod tests {
             let h = EcmpHash::of_rows(&rows, seed);
             for _ in 0..50 {
                 let (flow, dst, entropy) = (next() as u32, next() as u32, next() as u16);
-                let mut bytes = [0u8; 10];
-                bytes[..4].copy_from_slice(&flow.to_le_bytes());
-                bytes[4..8].copy_from_slice(&dst.to_le_bytes());
-                bytes[8..].copy_from_slice(&entropy.to_le_bytes());
+                let bytes = tuple_bytes(FlowId(flow), HostId(dst), entropy);
                 // The reference: the crc32fast crate, then sixteen parities.
                 let crc = crc32fast::hash(&bytes);
                 assert_eq!(crc10(&bytes), crc);

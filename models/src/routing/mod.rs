@@ -161,18 +161,6 @@ impl Router {
         })
     }
 
-    /// [`Router::ecmp`] for `pkt` at `node`.
-    #[inline]
-    fn ecmp_of(&self, node: NodeId, pkt: &Packet) -> Asked {
-        Asked {
-            node,
-            flow: pkt.flow,
-            dst: pkt.dst,
-            entropy: pkt.entropy,
-            out: self.ecmp(node, pkt.flow, pkt.dst, pkt.entropy),
-        }
-    }
-
     /// Keep an answer of [`Router::hint`]: the switch it was asked for routes that frame next.
     #[inline]
     pub fn remember(&mut self, a: Asked) {
@@ -201,7 +189,13 @@ impl Router {
     pub fn hint(&self, node: NodeId, pkt: &Packet) -> Option<Asked> {
         match self.policy {
             Routing::Adaptive { .. } => None,
-            _ => Some(self.ecmp_of(node, pkt)),
+            _ => Some(Asked {
+                node,
+                flow: pkt.flow,
+                dst: pkt.dst,
+                entropy: pkt.entropy,
+                out: self.ecmp(node, pkt.flow, pkt.dst, pkt.entropy),
+            }),
         }
     }
 
