@@ -14,6 +14,9 @@ use std::path::Path;
 /// Everything the outputs are made of, spelled out.
 fn fingerprint(sim: &Sim) -> String {
     let mut s = format!("{:?}\n{:?}\n{:?}\n", sim.totals, sim.stopped, sim.now());
+    // Frames still in the fabric, and the pool's count of them (`packet_pool_consistent`:
+    // a partition's copy of another's frames must not stay in the pool put together).
+    s += &format!("{:?} {}\n", sim.in_flight(), sim.net.pool.len());
     for (i, f) in sim.flows.iter().enumerate() {
         let path: Vec<_> = sim.paths.path(i).collect();
         s += &format!("{f:?} {path:?} {:?}\n", sim.paths.uplinks(i));
