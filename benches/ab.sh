@@ -38,6 +38,26 @@ timed() {
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
+# A build whose hot functions were renamed (a new impl block in their module, a new instance
+# of the event loop) has them laid out after the linker's list (link/symbol-order.txt), away
+# from the rest of the hot code: that alone moved the k=64 run's CPU by 5-10 % (benches/
+# README.md, 2026-12-07). Say so before timing: the list's first 50 functions that one build
+# has and the other lacks.
+order=$(cd "$(dirname "$0")/.." && pwd)/link/symbol-order.txt
+if command -v nm >/dev/null && [ -f "$order" ]; then
+  head -50 "$order" | sort >"$work/hot"
+  nm "$old" 2>/dev/null | awk '{ print $NF }' | sort -u | comm -12 - "$work/hot" >"$work/in_old"
+  nm "$new" 2>/dev/null | awk '{ print $NF }' | sort -u | comm -12 - "$work/hot" >"$work/in_new"
+  only_old=$(comm -23 "$work/in_old" "$work/in_new" | wc -l)
+  only_new=$(comm -13 "$work/in_old" "$work/in_new" | wc -l)
+  if [ "$only_old" -gt 0 ] || [ "$only_new" -gt 0 ]; then
+    echo "warning: of link/symbol-order.txt's first 50 functions, $only_old are named in $old" \
+      "only and $only_new in $new only (renamed: a list made for one build does not lay them" \
+      "out first in the other), so the comparison may time their layout too; regenerate the" \
+      "list with link/symbol-order.sh and rebuild" >&2
+  fi
+fi
+
 echo "# $(basename "$scenario") ${*}: $pairs pairs, $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "pair  old_cpu  new_cpu  ratio  old_wall  new_wall"
 : >"$work/rows"

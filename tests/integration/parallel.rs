@@ -7,6 +7,7 @@
 
 use crate::common::{sim_run, tmp};
 use models::scenario::{Overrides, load};
+use models::sim::CutRule;
 use models::sim::Sim;
 use sim_core::Duration;
 use std::path::Path;
@@ -44,8 +45,10 @@ fn fingerprint(sim: &Sim) -> String {
 }
 
 /// Run every variant of `file` on one thread and cut into `parts` (cables of any length,
-/// however little work a window holds), and, when `back` is set, cut and then back on one
-/// thread after the first windows: the runs compared (a variant the engine cannot cut, as
+/// however little work a window holds; a small fabric runs its first windows alone, then is
+/// built again and cut at time zero), and, when `back` is set, also with first windows too
+/// sparse to cut: cut at once and back on one thread after them, and run alone through them
+/// and on from there. The runs compared (a variant the engine cannot cut, as
 /// `why_sequential` says, is not).
 fn compare(file: &Path, parts: &[usize], back: bool) -> usize {
     compare_with(file, &Overrides::default(), parts, back)
@@ -59,12 +62,22 @@ fn compare_with(file: &Path, ov: &Overrides, parts: &[usize], back: bool) -> usi
         let mut one = Sim::new(&scenario, v);
         one.run();
         let want = fingerprint(&one);
-        let modes = parts.iter().map(|&n| (n, 0)).chain(back.then_some((2, u64::MAX)));
-        for (n, min_events) in modes {
+        let rule = |min_events, probe_below_hosts| CutRule {
+            min_lookahead: Duration(1),
+            min_events,
+            probe_below_hosts,
+        };
+        let sparse = [rule(u64::MAX, 0), rule(u64::MAX, usize::MAX)];
+        let modes = parts
+            .iter()
+            .map(|&n| (n, rule(0, usize::MAX)))
+            .chain(sparse.into_iter().filter(|_| back).map(|r| (2, r)));
+        for (n, rule) in modes {
+            let min_events = rule.min_events;
             // A two-host scenario is cut in two.
             let n = n.min(one.net.host_node.len());
             let mut cut = Sim::new(&scenario, v);
-            let why = cut.run_threads_cut_at(&scenario, n, Duration(1), min_events, |_| true);
+            let why = cut.run_threads_cut_at(&scenario, n, rule, |_| true);
             if let Some(why) = why.filter(|w| !w.contains("events per window")) {
                 if std::env::var("PAR_DEBUG").is_ok() {
                     eprintln!("SEQ {} / {} at {n}: {why}", file.display(), v.name);

@@ -357,7 +357,7 @@ impl Clos {
 
     /// The member `choose(n)` (below `n`) of the `n` egress ports [`Clos::next_hops`] gives,
     /// asked only when there are several; None if there are none.
-    #[inline]
+    #[inline(always)]
     pub fn pick(&self, node: NodeId, dst: HostId, choose: impl FnOnce(usize) -> usize) -> Option<PortId> {
         let s = self.span(node, dst);
         let i = match s.len {

@@ -52,7 +52,7 @@ impl Routes {
 
     /// The member `choose(n)` of the `n` next hops from `node` toward `dst` (asked only when
     /// there are several), without reading the member list where the ports are consecutive.
-    #[inline]
+    #[inline(always)]
     pub fn pick(&self, node: NodeId, dst: HostId, choose: impl FnOnce(usize) -> usize) -> Option<PortId> {
         match self {
             Routes::Clos(c) => c.pick(node, dst, choose),

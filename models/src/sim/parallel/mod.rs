@@ -27,6 +27,11 @@
 //!
 //! The partitions other than the first run on threads started once for the run (`crew.rs`).
 //!
+//! A cut pays only when its windows hold enough work ([`MIN_EVENTS_PER_WINDOW`]). A fabric of
+//! fewer than [`PROBE_BELOW_HOSTS`] hosts runs its first windows alone to find out, and stays
+//! on one thread when they were sparse, without building a second copy; a larger one is cut
+//! at once and goes back to one thread after its first windows when they were sparse.
+//!
 //! What the engine does not cut yet runs on one thread, and the run says why
 //! ([`why_sequential`]): CBFC and link level retry (their state spans both ends of a cable),
 //! faults, captures, INT, flows that start when a flow received in another partition
@@ -56,6 +61,36 @@ pub const MIN_LOOKAHEAD: Duration = Duration(250_000);
 /// thousand events (an incast, whose senders mostly wait, holds a hundred).
 pub const MIN_EVENTS_PER_WINDOW: u64 = 10_000;
 pub const DENSITY_WINDOWS: u64 = 16;
+
+/// A fabric of fewer hosts than this runs its first windows alone before it is cut, and is
+/// cut only when they were dense: then it is built again and cut at time zero (the first
+/// windows' events, at most [`DENSITY_WINDOWS`] x [`MIN_EVENTS_PER_WINDOW`], are handled
+/// twice; building it again costs a few milliseconds at this size). A sparse one never builds
+/// a second copy. A larger fabric is cut at once, and goes back to one thread after its
+/// first windows if they were sparse: building it twice would cost more than the windows.
+pub const PROBE_BELOW_HOSTS: usize = 512;
+
+/// When a run is cut: [`Sim::run_threads`] uses [`CutRule::default`]; tests cut short
+/// cables and sparse runs too, to check that the results stay those of one thread.
+#[derive(Debug, Clone, Copy)]
+pub struct CutRule {
+    /// Cut cables no shorter than this ([`MIN_LOOKAHEAD`]).
+    pub min_lookahead: Duration,
+    /// Go on on one thread below this many events per window ([`MIN_EVENTS_PER_WINDOW`]).
+    pub min_events: u64,
+    /// Run the first windows alone in fabrics of fewer hosts ([`PROBE_BELOW_HOSTS`]).
+    pub probe_below_hosts: usize,
+}
+
+impl Default for CutRule {
+    fn default() -> Self {
+        CutRule {
+            min_lookahead: MIN_LOOKAHEAD,
+            min_events: MIN_EVENTS_PER_WINDOW,
+            probe_below_hosts: PROBE_BELOW_HOSTS,
+        }
+    }
+}
 
 /// An event's place in the run's order: its time and its rank (`order.rs`).
 pub(super) type Key = (Time, u64);
@@ -183,6 +218,18 @@ fn lookahead(sim: &Sim, owner: &[u32]) -> Option<Duration> {
         .min()
 }
 
+/// A window's length: the least propagation delay of a cut cable, and no longer than the
+/// interval between looks for deadlocks (a look is timed from an XOFF and must fall after its
+/// window).
+fn window(sim: &Sim, owner: &[u32]) -> Duration {
+    let la = lookahead(sim, owner).expect("checked by why_sequential");
+    if sim.variant.pfc.priorities.is_empty() {
+        la
+    } else {
+        la.min(check_interval(&sim.variant.pfc))
+    }
+}
+
 /// The partition that sees flow `f` finish: its receiver's (its sender's inside a server).
 fn finisher(sim: &Sim, cut: &Partitioning, f: usize) -> u32 {
     let s = &sim.flows[f].spec;
@@ -209,30 +256,47 @@ impl<'a> Sim<'a> {
         threads: usize,
         progress: impl FnMut(&Progress) -> bool,
     ) -> Option<String> {
-        self.run_threads_cut_at(scenario, threads, MIN_LOOKAHEAD, MIN_EVENTS_PER_WINDOW, progress)
+        self.run_threads_cut_at(scenario, threads, CutRule::default(), progress)
     }
 
-    /// [`Sim::run_threads`], cutting cables down to `min_lookahead` long and going on on one
-    /// thread below `min_events` per window (tests cut short cables and sparse runs too, and
-    /// return to one thread at once, to check that the results stay those of one thread).
+    /// [`Sim::run_threads`] by `rule`.
     pub fn run_threads_cut_at(
         &mut self,
         scenario: &'a Scenario,
         threads: usize,
-        min_lookahead: Duration,
-        min_events: u64,
+        rule: CutRule,
         mut progress: impl FnMut(&Progress) -> bool,
     ) -> Option<String> {
-        if let Some(why) = why_sequential(self, scenario, threads, min_lookahead) {
+        let min_events = rule.min_events;
+        if let Some(why) = why_sequential(self, scenario, threads, rule.min_lookahead) {
             self.run_with_progress(progress);
             return Some(why);
         }
         let cut = Partitioning::by_hosts(&self.net, threads);
         let owner = std::sync::Arc::new(port_owner(self, &cut));
-        let mut la = lookahead(self, &owner).expect("checked");
-        if !self.variant.pfc.priorities.is_empty() {
-            // A look for deadlocks is timed from an XOFF and must fall after its window.
-            la = la.min(check_interval(&self.variant.pfc));
+        let la = window(self, &owner);
+        let sparse_why = || {
+            format!(
+                "under {min_events} events per window of {} ns in its first {DENSITY_WINDOWS} windows",
+                la.0 / 1000
+            )
+        };
+        if self.net.host_node.len() < rule.probe_below_hosts {
+            if !self.probe_dense(la, min_events, &mut progress) {
+                if self.stopped.is_some() {
+                    // A limit or the user stopped it among the first windows.
+                    self.finish();
+                } else {
+                    self.run_with_progress(progress);
+                }
+                return Some(sparse_why());
+            }
+            // Dense: built again, to be cut from time zero (what the first windows did is
+            // discarded; the paths the set-up searched are kept).
+            let (variant, deadline, give_back) = (self.variant, self.wall_deadline, self.give_back);
+            let paths = self.paths();
+            *self = Sim::with_paths(scenario, variant, paths);
+            (self.wall_deadline, self.give_back) = (deadline, give_back);
         }
         let flows = 0..self.flows.len();
         let layout = Layout {
@@ -308,14 +372,35 @@ impl<'a> Sim<'a> {
                 head.schedule(t, Event::DeadlockCheck);
             }
             head.run_with_progress(progress);
-            return Some(format!(
-                "under {min_events} events per window of {} ns in its first {DENSITY_WINDOWS} windows",
-                la.0 / 1000
-            ));
+            return Some(sparse_why());
         }
-        head.totals.end_time = head.now;
-        head.close_pauses();
+        head.finish();
         None
+    }
+
+    /// Run alone through the first [`DENSITY_WINDOWS`] windows of `la` a cut run would have
+    /// (each begins at the first event after the last): true as soon as they have held
+    /// `min_events` per window on average, false when they did not or the run stopped.
+    fn probe_dense<P: FnMut(&Progress) -> bool>(
+        &mut self,
+        la: Duration,
+        min_events: u64,
+        progress: &mut P,
+    ) -> bool {
+        let want = min_events.saturating_mul(DENSITY_WINDOWS);
+        for _ in 0..DENSITY_WINDOWS {
+            if self.totals.events >= want {
+                return true;
+            }
+            let Some(start) = self.queue.peek_time() else {
+                return false;
+            };
+            if self.stopped.is_some() {
+                return false;
+            }
+            self.advance(Some(Time(start.0 + la.0 - 1)), &mut *progress, super::unobserved);
+        }
+        self.totals.events >= want && self.stopped.is_none()
     }
 
     /// Become partition `me`: keep only the first events of its own nodes (the samples are
