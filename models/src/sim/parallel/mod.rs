@@ -27,7 +27,7 @@
 //!
 //! The partitions other than the first run on threads started once for the run (`crew.rs`).
 //!
-//! A cut pays only when its windows hold enough work ([`MIN_EVENTS_PER_WINDOW`]). A fabric of
+//! A cut pays only when its windows hold enough work (`MIN_EVENTS_PER_WINDOW`). A fabric of
 //! fewer than [`PROBE_BELOW_HOSTS`] hosts runs its first windows alone to find out, and stays
 //! on one thread when they were sparse, without building a second copy; a larger one is cut
 //! at once and goes back to one thread after its first windows when they were sparse.
@@ -74,11 +74,11 @@ pub const PROBE_BELOW_HOSTS: usize = 512;
 /// cables and sparse runs too, to check that the results stay those of one thread.
 #[derive(Debug, Clone, Copy)]
 pub struct CutRule {
-    /// Cut cables no shorter than this ([`MIN_LOOKAHEAD`]).
+    /// Cut cables no shorter than this (`MIN_LOOKAHEAD`).
     pub min_lookahead: Duration,
-    /// Go on on one thread below this many events per window ([`MIN_EVENTS_PER_WINDOW`]).
+    /// Go on on one thread below this many events per window (`MIN_EVENTS_PER_WINDOW`).
     pub min_events: u64,
-    /// Run the first windows alone in fabrics of fewer hosts ([`PROBE_BELOW_HOSTS`]).
+    /// Run the first windows alone in fabrics of fewer hosts (`PROBE_BELOW_HOSTS`).
     pub probe_below_hosts: usize,
 }
 
