@@ -17,9 +17,43 @@
 # added.
 #
 # Usage: link/symbol-order.sh   (needs valgrind; builds sim in release mode first)
+#        link/symbol-order.sh --check [SIM]   (CI: exit 1 when the list has lost the hot loop)
+#
+# --check reads the symbols of SIM (default target/release/sim) with nm. A hot function renamed
+# since the list was made (a new impl block in its module shifts the index v0 mangling names
+# its methods by; a new instance of the event loop) is laid out after the list, away from the
+# rest of the hot code: the k=64 run's CPU moved by about 5 % so (benches/README.md,
+# 2026-12-07). So when SIM has nearly all of the list's names (the same rustc and project
+# made both) but lacks any of its first ten, the check fails and says to regenerate the list.
+# With another rustc the names differ throughout: nothing to check, and it says so.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+if [ "${1:-}" = --check ]; then
+  sim=${2:-$root/target/release/sim}
+  list=$root/link/symbol-order.txt
+  command -v nm >/dev/null || { echo "symbol-order check: needs nm (binutils)" >&2; exit 2; }
+  [ -f "$sim" ] || { echo "symbol-order check: no $sim (cargo build --release first)" >&2; exit 2; }
+  syms=$(mktemp "${TMPDIR:-/tmp}/symbols.XXXXXX")
+  trap 'rm -f "$syms"' EXIT
+  nm "$sim" | awk '{ print $NF }' | sort -u >"$syms"
+  total=$(wc -l <"$list")
+  present=$(grep -cxFf "$syms" "$list" || true)
+  if [ $((present * 10)) -lt $((total * 9)) ]; then
+    echo "symbol-order check: $sim has $present of the list's $total names (another rustc, or a build of another version of the project): not checked"
+    exit 0
+  fi
+  missing=$(head -10 "$list" | grep -vxFf "$syms" || true)
+  if [ -n "$missing" ]; then
+    echo "symbol-order check: $sim lacks $(echo "$missing" | wc -l) of the ten hottest functions" \
+      "link/symbol-order.txt names (renamed since it was made), so they are laid out apart from" \
+      "the rest of the hot code; regenerate the list: link/symbol-order.sh" >&2
+    echo "$missing" >&2
+    exit 1
+  fi
+  echo "symbol-order check: $sim has the list's ten hottest functions ($present of $total names)"
+  exit 0
+fi
 command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 2; }
 cargo build --release
 sim=$root/target/release/sim
