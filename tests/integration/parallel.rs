@@ -45,11 +45,11 @@ fn fingerprint(sim: &Sim) -> String {
 }
 
 /// Run every variant of `file` on one thread and cut into `parts` (cables of any length,
-/// however little work a window holds; a small fabric runs its first windows alone, then is
-/// built again and cut at time zero), and, when `back` is set, also with first windows too
+/// however little work a window holds; a small fabric runs its first windows alone until
+/// they have held 16 events, then is built again and cut at time zero), and, when `back` is set, also with first windows too
 /// sparse to cut: cut at once and back on one thread after them, and run alone through them
-/// and on from there. The runs compared (a variant the engine cannot cut, as
-/// `why_sequential` says, is not).
+/// and on from there. Every such run is compared with one thread's (a variant the engine
+/// cannot cut, as `why_sequential` says, is not); returns how many of them were cut.
 fn compare(file: &Path, parts: &[usize], back: bool) -> usize {
     compare_with(file, &Overrides::default(), parts, back)
 }
@@ -70,7 +70,7 @@ fn compare_with(file: &Path, ov: &Overrides, parts: &[usize], back: bool) -> usi
         let sparse = [rule(u64::MAX, 0), rule(u64::MAX, usize::MAX)];
         let modes = parts
             .iter()
-            .map(|&n| (n, rule(0, usize::MAX)))
+            .map(|&n| (n, rule(1, usize::MAX)))
             .chain(sparse.into_iter().filter(|_| back).map(|r| (2, r)));
         for (n, rule) in modes {
             let min_events = rule.min_events;
@@ -78,6 +78,7 @@ fn compare_with(file: &Path, ov: &Overrides, parts: &[usize], back: bool) -> usi
             let n = n.min(one.net.host_node.len());
             let mut cut = Sim::new(&scenario, v);
             let why = cut.run_threads_cut_at(&scenario, n, rule, |_| true);
+            let was_cut = why.is_none();
             if let Some(why) = why.filter(|w| !w.contains("events per window")) {
                 if std::env::var("PAR_DEBUG").is_ok() {
                     eprintln!("SEQ {} / {} at {n}: {why}", file.display(), v.name);
@@ -85,7 +86,8 @@ fn compare_with(file: &Path, ov: &Overrides, parts: &[usize], back: bool) -> usi
                 continue;
             }
             if std::env::var("PAR_DEBUG").is_ok() {
-                eprintln!("CUT {} / {} at {n} ({min_events})", file.display(), v.name);
+                let how = if was_cut { "cut" } else { "alone" };
+                eprintln!("CUT {} / {} at {n} ({min_events}): {how}", file.display(), v.name);
             }
             let got = fingerprint(&cut);
             if got != want {
@@ -107,7 +109,7 @@ fn compare_with(file: &Path, ov: &Overrides, parts: &[usize], back: bool) -> usi
                     got.lines().nth(line).unwrap_or("")
                 );
             }
-            compared += 1;
+            compared += usize::from(was_cut);
         }
     }
     compared
