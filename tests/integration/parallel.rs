@@ -46,9 +46,9 @@ fn fingerprint(sim: &Sim) -> String {
 
 /// Run every variant of `file` on one thread and cut into `parts` (cables of any length,
 /// however little work a window holds; a small fabric runs its first windows alone until
-/// they have held 16 events, then is built again and cut at time zero), and, when `back` is set, also with first windows too
-/// sparse to cut: cut at once and back on one thread after them, and run alone through them
-/// and on from there. Every such run is compared with one thread's (a variant the engine
+/// they have held 16 events, then is built again and cut at time zero), and, when `back` is
+/// set, also with first windows too sparse to cut: cut at once and back on one thread after
+/// them, and run alone through them and on from there. Every such run is compared with one thread's (a variant the engine
 /// cannot cut, as `why_sequential` says, is not); returns how many of them were cut.
 fn compare(file: &Path, parts: &[usize], back: bool) -> usize {
     compare_with(file, &Overrides::default(), parts, back)
@@ -135,6 +135,23 @@ fn every_cuttable_scenario_gives_the_results_of_one_thread() {
     // Most shipped scenarios run PFC, faults or captures, which stay on one thread; the
     // rest must have been cut.
     assert!(compared >= 10, "only {compared} runs were cut");
+}
+
+/// A limit reached while a small fabric runs its first windows alone ends the run there,
+/// on one thread, with one thread's results: it is not built again and cut because the
+/// windows before the limit were dense.
+#[test]
+fn a_limit_among_the_first_windows_ends_the_run_alone() {
+    let ov = Overrides {
+        set: vec!["run.max_time=500ns".into()],
+        ..Default::default()
+    };
+    // The first window (1 us) holds 128 flow starts, dense at 16 events, and the limit.
+    assert_eq!(
+        compare_with(Path::new("benches/p128-uec.toml"), &ov, &[2], false),
+        0,
+        "compared with one thread, and not cut"
+    );
 }
 
 /// PFC cut: a cyclic pause dependency (found, and stopping the run or not), with every

@@ -380,7 +380,8 @@ impl<'a> Sim<'a> {
 
     /// Run alone through the first [`DENSITY_WINDOWS`] windows of `la` a cut run would have
     /// (each begins at the first event after the last): true as soon as they have held
-    /// `min_events` per window on average, false when they did not or the run stopped.
+    /// `min_events` per window on average, false when they did not or the run stopped (a
+    /// limit or the user stopping it among them ends the run, however many events it had).
     fn probe_dense<P: FnMut(&Progress) -> bool>(
         &mut self,
         la: Duration,
@@ -389,15 +390,15 @@ impl<'a> Sim<'a> {
     ) -> bool {
         let want = min_events.saturating_mul(DENSITY_WINDOWS);
         for _ in 0..DENSITY_WINDOWS {
+            if self.stopped.is_some() {
+                return false;
+            }
             if self.totals.events >= want {
                 return true;
             }
             let Some(start) = self.queue.peek_time() else {
                 return false;
             };
-            if self.stopped.is_some() {
-                return false;
-            }
             self.advance(Some(Time(start.0 + la.0 - 1)), &mut *progress, super::unobserved);
         }
         self.totals.events >= want && self.stopped.is_none()
