@@ -140,7 +140,7 @@ const KEYS: &[&str] = &[
     "x[-1]",
 ];
 
-fn scenario_files() -> Vec<(PathBuf, String)> {
+pub(crate) fn scenario_files() -> Vec<(PathBuf, String)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -199,7 +199,7 @@ fn check(text: &str, file: &str, set: Vec<String>) {
 
 /// One edit of a scenario's text.
 #[derive(Debug, Clone)]
-enum Edit {
+pub(crate) enum Edit {
     /// Replace the value of the n-th `key = value` line.
     Value(usize, &'static str),
     DeleteLine(usize),
@@ -227,7 +227,7 @@ fn edit() -> impl Strategy<Value = Edit> {
     ]
 }
 
-fn apply(text: &str, e: &Edit) -> String {
+pub(crate) fn apply(text: &str, e: &Edit) -> String {
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
     let n = lines.len().max(1);
     match *e {
