@@ -231,21 +231,34 @@ pub fn bounds(
 ) -> Vec<FlowBounds> {
     let fastest = net.ports.iter().map(|p| p.rate).max().unwrap_or(BitRate(1));
     let port_hops = PortHops::new(net);
-    flows
-        .iter()
-        .map(|f| {
-            let frame = data_frame(transport(f.prio));
-            let hops = path(net, f);
-            let one_path = ideal_fct(f, mtu, frame, &hops);
-            let spread = layers(net, &port_hops, f)
-                .filter(|l| l.iter().any(|l| l.links > 1))
-                .map_or(one_path, |l| spread_fct(f, mtu, frame, &l));
-            FlowBounds {
-                ideal: one_path.min(spread),
-                floor: min_fct(net, f, (mtu, frame), &hops, fastest),
-            }
-        })
-        .collect()
+    let bound = |f: &FlowSpec| {
+        let frame = data_frame(transport(f.prio));
+        let hops = path(net, f);
+        let one_path = ideal_fct(f, mtu, frame, &hops);
+        let spread = layers(net, &port_hops, f)
+            .filter(|l| l.iter().any(|l| l.links > 1))
+            .map_or(one_path, |l| spread_fct(f, mtu, frame, &l));
+        FlowBounds {
+            ideal: one_path.min(spread),
+            floor: min_fct(net, f, (mtu, frame), &hops, fastest),
+        }
+    };
+    // A flow's bounds depend on it and the fabric alone; they are found destination by
+    // destination, then source by source, so that flows one after the other read the same
+    // ports: hosts are numbered switch by switch, so the flows into one pod of a k=64 fat
+    // tree read the same 1,024 core ports down into it, where in the flows' own order each
+    // read a thousand ports the flow before had not (a miss each: 1.3 s of the set-up).
+    let mut order: Vec<u32> = (0..flows.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| (flows[i as usize].dst, flows[i as usize].src, i));
+    let zero = FlowBounds {
+        ideal: Duration::ZERO,
+        floor: Duration::ZERO,
+    };
+    let mut out = vec![zero; flows.len()];
+    for i in order {
+        out[i as usize] = bound(&flows[i as usize]);
+    }
+    out
 }
 
 /// Every byte leaves through the source's own cables and enters through the destination's,
