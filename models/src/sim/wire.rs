@@ -104,7 +104,8 @@ impl Sim<'_> {
             {
                 // Into another partition: it reaches that partition's copy of the cable
                 // after this window (`parallel`).
-                part.post(to, self.now, p, pkt);
+                let arrives = self.now + self.net.links[p.idx()].delay;
+                part.post(to, self.now, arrives, p, pkt);
             } else if let Some(at) = self.net.links[p.idx()].send(&mut self.net.pool, self.now, pkt) {
                 self.schedule(at, Event::Arrive(p));
             }

@@ -99,7 +99,7 @@ impl Coordinator<'_> {
             let events: u64 = parts.iter().map(|s| s.totals.events).sum::<u64>() + self.events;
             windows += 1;
             if windows == DENSITY_WINDOWS && events < min_events.saturating_mul(DENSITY_WINDOWS) {
-                exchange(parts);
+                settle(parts);
                 return true;
             }
             let p = Progress {
@@ -121,7 +121,7 @@ impl Coordinator<'_> {
                 break;
             }
         }
-        exchange(parts);
+        settle(parts);
         false
     }
 
@@ -202,25 +202,45 @@ fn done_by(parts: &[&mut Sim], finished: bool, otherwise: Done) -> Done {
     }
 }
 
-/// The time of partition `s`'s next event.
+/// The time of partition `s`'s next event, the frames handed to it included.
 fn next_time(s: &Sim) -> Option<Time> {
     let part = s.part.as_deref().expect("a partition");
-    part.held.map(|(t, _)| t).or_else(|| s.queue.peek_time())
+    let queued = part.held.map(|(t, _)| t).or_else(|| s.queue.peek_time());
+    queued.into_iter().chain(part.inbox_first).min()
 }
 
-/// Move every outbox's frames to the partitions at the far ends of their cables: each
-/// partition takes the frames of the others in partition order, each outbox's in the order
-/// they were sent. The outboxes keep their capacity.
+/// Hand every outbox's frames to the partition at the far end of their cables, which puts
+/// them there when its next window starts (`Sim::take_inbox`): vectors change hands, no
+/// frame is copied here. An inbox still holding frames (a partition that has not run since)
+/// takes the new ones after them. The outboxes get back the inboxes' emptied vectors, with
+/// their capacity.
 fn exchange(parts: &mut [&mut Sim]) {
     for from in 0..parts.len() {
         for to in 0..parts.len() {
             let part = parts[from].part.as_deref_mut().expect("a partition");
-            let mut frames = std::mem::take(&mut part.outbox[to]);
-            if frames.is_empty() {
+            if part.outbox[to].is_empty() {
                 continue;
             }
-            parts[to].take_crossings(frames.drain(..));
+            let mut frames = std::mem::take(&mut part.outbox[to]);
+            let first = std::mem::replace(&mut part.outbox_first[to], Time(u64::MAX));
+            let inbox = parts[to].part.as_deref_mut().expect("a partition");
+            let held = &mut inbox.inbox[from];
+            if held.is_empty() {
+                std::mem::swap(held, &mut frames);
+            } else {
+                held.append(&mut frames);
+            }
+            inbox.inbox_first = Some(inbox.inbox_first.map_or(first, |t| t.min(first)));
             parts[from].part.as_deref_mut().expect("a partition").outbox[to] = frames;
         }
+    }
+}
+
+/// [`exchange`], and every frame put on its cable now (before the partitions are put
+/// together, or go on as one).
+fn settle(parts: &mut [&mut Sim]) {
+    exchange(parts);
+    for s in parts.iter_mut() {
+        s.take_inbox();
     }
 }

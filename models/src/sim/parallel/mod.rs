@@ -114,6 +114,16 @@ pub(super) struct Part {
     /// Frames sent into cut cables this window, by the partition at the far end: when, from
     /// which port. Each keeps its capacity from window to window.
     outbox: Vec<Vec<(Time, PortId, Packet)>>,
+    /// The earliest arrival of each outbox's frames (a frame arrives its cable's delay after
+    /// it was sent, whatever is on the cable before it).
+    outbox_first: Vec<Time>,
+    /// Frames the other partitions sent this way, by sender, handed over between windows
+    /// (`coordinator::exchange`) and put on their cables by this partition's own thread when
+    /// its next window starts ([`Sim::take_inbox`]): the writes to its pool, cables and event
+    /// queue stay in its own core's cache, and no thread waits while they are made.
+    inbox: Vec<Vec<(Time, PortId, Packet)>>,
+    /// The earliest arrival of the inbox's frames.
+    inbox_first: Option<Time>,
     /// The event being handled.
     pub key: Key,
     /// The key of the event that logged each row pushed to the event log.
@@ -139,9 +149,12 @@ impl Part {
         Some(self.owner[peer.idx()])
     }
 
+    /// Frame `pkt`, sent from port `p` at `at`, reaches partition `to` at `arrives`.
     #[inline]
-    pub(super) fn post(&mut self, to: u32, at: Time, p: PortId, pkt: Packet) {
+    pub(super) fn post(&mut self, to: u32, at: Time, arrives: Time, p: PortId, pkt: Packet) {
         self.outbox[to as usize].push((at, p, pkt));
+        let first = &mut self.outbox_first[to as usize];
+        *first = (*first).min(arrives);
     }
 }
 
@@ -440,6 +453,9 @@ impl<'a> Sim<'a> {
                 cut
             },
             outbox: (0..cut.parts).map(|_| Vec::new()).collect(),
+            outbox_first: vec![Time(u64::MAX); cut.parts],
+            inbox: (0..cut.parts).map(|_| Vec::new()).collect(),
+            inbox_first: None,
             key: (Time::ZERO, 0),
             log_keys: Vec::new(),
             storm_keys: Vec::new(),
@@ -453,6 +469,7 @@ impl<'a> Sim<'a> {
     /// Handle this partition's events up to and including `until`. True when it stopped early
     /// to hold an idle timer ([`Done::Ask`]).
     fn run_window(&mut self, until: Time, done: Done) -> bool {
+        self.take_inbox();
         loop {
             let part = self.part.as_deref_mut().expect("a partition");
             let (t, ev) = match part.held.take() {
@@ -490,18 +507,28 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Put the frames other partitions sent this way on their cables.
-    fn take_crossings(&mut self, frames: impl Iterator<Item = (Time, PortId, Packet)>) {
-        for (sent, p, pkt) in frames {
-            if let Some(at) = self.net.links[p.idx()].send(&mut self.net.pool, sent, pkt) {
-                self.schedule(at, Event::Arrive(p));
+    /// Put the frames other partitions sent this way on their cables: each sender's in the
+    /// order they were sent (a cable's frames all come from one), senders in partition
+    /// order. Their vectors keep their capacity for the next window's frames.
+    fn take_inbox(&mut self) {
+        let part = self.part.as_deref_mut().expect("a partition");
+        if part.inbox_first.take().is_none() {
+            return;
+        }
+        let mut inbox = std::mem::take(&mut part.inbox);
+        for frames in &mut inbox {
+            for (sent, p, pkt) in frames.drain(..) {
+                if let Some(at) = self.net.links[p.idx()].send(&mut self.net.pool, sent, pkt) {
+                    self.schedule(at, Event::Arrive(p));
+                }
             }
         }
+        self.part.as_deref_mut().expect("a partition").inbox = inbox;
     }
 
     fn pending(&self) -> bool {
         let part = self.part.as_deref().expect("a partition");
-        !self.queue.is_empty() || part.held.is_some()
+        !self.queue.is_empty() || part.held.is_some() || part.inbox_first.is_some()
     }
 }
 
