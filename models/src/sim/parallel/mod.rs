@@ -4,8 +4,9 @@
 //! each switch with most of its neighbours). Each partition is a whole [`Sim`] built from the
 //! same variant that handles only the events of its own nodes, on its own thread, with its
 //! own event queue and packet pool. A frame sent into a cable whose far end is another
-//! partition's is put in the sender's outbox instead of on the cable; it reaches the far
-//! partition's copy of the cable between two windows. The windows are as long as the
+//! partition's is put in the sender's outbox instead of on the cable; between two windows the
+//! outbox is handed to the far partition, whose thread puts its frames on its copy of the
+//! cable when its next window starts. The windows are as long as the
 //! lookahead, the least propagation delay of a cut cable: a frame sent in a window arrives
 //! after it ends (Chandy and Misra, IEEE TSE 1979; windowed as in Nicol's YAWNS, JACM 1993;
 //! Unison runs ns-3 the same way, EuroSys 2024).
