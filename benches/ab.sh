@@ -58,6 +58,15 @@ if command -v nm >/dev/null && [ -f "$order" ]; then
   fi
 fi
 
+# A build with other features (the one `cargo test --release --all-features` leaves in
+# target/release) has none of the list's names: its layout is not the README's binary's.
+for b in "$old" "$new"; do
+  if command -v nm >/dev/null && "$(dirname "$order")/symbol-order.sh" --check "$b" | grep -q "not checked"; then
+    echo "warning: $b is not laid out by link/symbol-order.txt (a build with other features," \
+      "such as cargo test's?): time what cargo build --release makes" >&2
+  fi
+done
+
 echo "# $(basename "$scenario") ${*}: $pairs pairs, $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "pair  old_cpu  new_cpu  ratio  old_wall  new_wall"
 : >"$work/rows"

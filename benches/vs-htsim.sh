@@ -26,6 +26,13 @@ for b in htsim_uec htsim_roce; do
   [ -x "$bin/$b" ] || { echo "no $bin/$b" >&2; exit 2; }
 done
 [ -x /usr/bin/time ] || { echo "needs GNU time at /usr/bin/time" >&2; exit 2; }
+# `cargo test --release --all-features` leaves in target/release a sim built with other
+# features: every crate hashes differently, so the linker's list of hot functions lays out
+# none of them, and the timing would be of that layout (benches/README.md, 2026-12-07 18:22).
+if command -v nm >/dev/null && "$root/link/symbol-order.sh" --check "$sim" | grep -q "not checked"; then
+  echo "warning: $sim is not laid out by link/symbol-order.txt (a build with other features," \
+    "such as cargo test's?): run cargo build --release before timing" >&2
+fi
 d=$here/htsim
 work=$(mktemp -d "${TMPDIR:-/tmp}/vs-htsim.XXXXXX")
 trap 'rm -rf "$work"' EXIT

@@ -40,7 +40,7 @@ if [ "${1:-}" = --check ]; then
   total=$(wc -l <"$list")
   present=$(grep -cxFf "$syms" "$list" || true)
   if [ $((present * 10)) -lt $((total * 9)) ]; then
-    echo "symbol-order check: $sim has $present of the list's $total names (another rustc, or a build of another version of the project): not checked"
+    echo "symbol-order check: $sim has $present of the list's $total names (another rustc, a build with other features, such as the one cargo test --release --all-features leaves in target/release, or of another version of the project): not checked"
     exit 0
   fi
   missing=$(head -10 "$list" | grep -vxFf "$syms" || true)
