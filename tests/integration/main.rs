@@ -49,4 +49,5 @@ mod tiers;
 mod topologies;
 mod uet;
 mod uet_recovery;
+mod window_order;
 mod workloads;

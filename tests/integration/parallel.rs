@@ -13,7 +13,7 @@ use sim_core::Duration;
 use std::path::Path;
 
 /// Everything the outputs are made of, spelled out.
-fn fingerprint(sim: &Sim) -> String {
+pub(crate) fn fingerprint(sim: &Sim) -> String {
     let mut s = format!("{:?}\n{:?}\n{:?}\n", sim.totals, sim.stopped, sim.now());
     // Frames still in the fabric, and the pool's count of them (`packet_pool_consistent`:
     // a partition's copy of another's frames must not stay in the pool put together).

@@ -30,6 +30,7 @@ mod pfc_wd;
 mod prefetch;
 mod sample;
 mod transport;
+mod window;
 mod wire;
 
 use crate::drop::DropReason;
@@ -181,6 +182,13 @@ pub struct Sim<'a> {
     queue: EventQueue<Event>,
     /// Whether the event loops prefetch ([`prefetch::worth_it`]).
     prefetching: bool,
+    /// Whether a run on one thread may go over to window order (`window.rs`); tests turn it
+    /// off to compare the two orders.
+    pub window_order: bool,
+    /// The windows of a run in window order; None in time order.
+    win: Option<Box<window::Windows>>,
+    /// Whether this run went over to window order.
+    windowed: bool,
     now: Time,
     pub totals: Totals,
     pub stopped: Option<StopReason>,
@@ -247,7 +255,9 @@ impl Sim<'_> {
         // As the parallel engine's first windows run alone (`parallel::probe_dense`): one
         // compiled loop for both (a second made the compiler call `handle` and the prefetch
         // in the partitions' loop, where it inlines them: R1024 +3 % instructions).
+        self.enter_windows();
         self.advance(None, &mut progress, unobserved);
+        self.leave_windows();
         self.finish();
     }
 
@@ -297,20 +307,22 @@ impl Sim<'_> {
                     _ => None,
                 },
             };
-            let Some((t, ev)) = next else {
+            let Some((k, ev)) = next else {
                 break;
+            };
+            // In window order the queue's key is the event's place, not its time.
+            let t = match self.win {
+                None => k,
+                Some(_) => match self.windowed_time(k, max_time) {
+                    Some(t) => t,
+                    None => continue,
+                },
             };
             self.prefetch_ahead();
             let done = self.finished == self.flows.len();
-            if done
-                && !matches!(
-                    ev,
-                    Event::TxDone(_)
-                        | Event::Arrive(_)
-                        | Event::Resume(_)
-                        | Event::RxDone(_)
-                        | Event::LlrTimer(_)
-                )
+            if !parallel::runs_when_done(ev)
+                && (done || self.win.is_some())
+                && (self.win.is_none() || !self.runs_idle(k, t, ev, done))
             {
                 continue;
             }
@@ -325,8 +337,10 @@ impl Sim<'_> {
                 self.stopped = Some(StopReason::MaxEvents(max_events));
                 break;
             }
-            if t < self.now {
-                self.totals.causality_violations += 1;
+            match self.win.as_deref_mut() {
+                None if t < self.now => self.totals.causality_violations += 1,
+                None => {}
+                Some(w) => w.handling(t, ev),
             }
             self.now = t;
             self.totals.events += 1;
@@ -402,9 +416,18 @@ impl Sim<'_> {
         self.now
     }
 
+    /// Whether the run went over to window order (`window.rs`).
+    pub fn ran_in_windows(&self) -> bool {
+        self.windowed
+    }
+
     #[inline]
     fn schedule(&mut self, at: Time, ev: Event) {
-        self.queue.push(at, ev);
+        let k = self.key(at, ev);
+        if self.win.is_some() && k < self.queue.now() {
+            self.totals.causality_violations += 1;
+        }
+        self.queue.push(k, ev);
     }
 
     /// True when flow `f` runs between two GPUs of one server (NVLink, not the fabric).
@@ -439,6 +462,9 @@ impl Sim<'_> {
         if let Some(part) = self.part.as_deref_mut() {
             part.last_done = part.key;
         }
+        if let Some(w) = self.win.as_deref_mut() {
+            w.finished(f.idx());
+        }
         let now = self.now;
         for i in 0..self.dependents[f.idx()].len() {
             let d = self.dependents[f.idx()][i] as usize;
@@ -447,7 +473,7 @@ impl Sim<'_> {
                 flow.waiting -= 1;
                 if flow.waiting == 0 {
                     let at = flow.spec.start.max(now + flow.spec.after);
-                    self.queue.push(at, Event::FlowStart(FlowId(d as u32)));
+                    self.schedule(at, Event::FlowStart(FlowId(d as u32)));
                 }
             }
         }
@@ -486,6 +512,10 @@ impl Sim<'_> {
     /// Log `row` (a partition notes which event logged it, to merge the logs in order).
     #[inline]
     fn log_row(&mut self, row: crate::telemetry::LogRow) {
+        if let Some(w) = self.win.as_deref_mut() {
+            w.log(row);
+            return;
+        }
         self.log.push(row);
         if let Some(part) = self.part.as_deref_mut() {
             part.log_keys.push(part.key);

@@ -22,7 +22,7 @@ impl Sim<'_> {
         // Sample while flows are unfinished (not while only idle timers remain).
         if self.finished < self.flows.len() && !self.queue.is_empty() {
             let at = self.now + self.sampler.interval;
-            self.queue.push(at, Event::Sample);
+            self.schedule(at, Event::Sample);
         }
     }
 

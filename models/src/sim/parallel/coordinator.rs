@@ -83,6 +83,9 @@ impl Coordinator<'_> {
             for t in self.next_sample.into_iter().chain(self.next_look) {
                 until = until.min(t);
             }
+            if let Some(w) = parts[0].win.as_deref() {
+                until = w.align(start, until);
+            }
             for s in parts.iter_mut() {
                 s.watch.check_pending = self.look_due;
             }
@@ -206,6 +209,11 @@ fn done_by(parts: &[&mut Sim], finished: bool, otherwise: Done) -> Done {
 fn next_time(s: &Sim) -> Option<Time> {
     let part = s.part.as_deref().expect("a partition");
     let queued = part.held.map(|(t, _)| t).or_else(|| s.queue.peek_time());
+    // In window order a key is a place: its half-window's start comes no later than it.
+    let queued = match s.win.as_deref() {
+        Some(w) => queued.map(|k| w.floor(k)),
+        None => queued,
+    };
     queued.into_iter().chain(part.inbox_first).min()
 }
 

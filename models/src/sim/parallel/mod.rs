@@ -136,8 +136,9 @@ pub(super) struct Part {
     /// The flows whose last byte arrives in this partition, and the key of the last that did.
     mine: usize,
     pub last_done: Key,
-    /// An idle timer held back until the other partitions say whether every flow has finished.
-    held: Option<(Time, Event)>,
+    /// An idle timer held back until the other partitions say whether every flow has finished
+    /// (its key: in window order, its place).
+    pub(in crate::sim) held: Option<(Time, Event)>,
 }
 
 impl Part {
@@ -360,6 +361,9 @@ impl<'a> Sim<'a> {
         });
         let (now, events, sample) = (coord.now, coord.events, coord.next_sample);
         let (look, look_due) = (coord.next_look, coord.look_due);
+        for s in parts.iter_mut() {
+            s.leave_windows();
+        }
         merge::merge(&mut parts, &layout);
         if sparse {
             merge::queues(&mut parts);
@@ -465,31 +469,60 @@ impl<'a> Sim<'a> {
             last_done: (Time::ZERO, 0),
             held: None,
         }));
+        self.enter_windows();
     }
 
     /// Handle this partition's events up to and including `until`. True when it stopped early
     /// to hold an idle timer ([`Done::Ask`]).
     fn run_window(&mut self, until: Time, done: Done) -> bool {
         self.take_inbox();
+        // In window order (`window.rs`) the queue's keys are places: the window ends with the
+        // half-window `until` ends (the coordinator aligns it, `Windows::align`).
+        let bound = self.win.as_deref().map_or(until, |w| w.bound(until));
+        let max_time = Time::ZERO + self.variant.limits.time();
         loop {
             let part = self.part.as_deref_mut().expect("a partition");
-            let (t, ev) = match part.held.take() {
+            let (k, ev) = match part.held.take() {
                 Some(h) => h,
                 None => match self.queue.peek_time() {
-                    Some(t) if t <= until => self.queue.pop().expect("peeked"),
+                    Some(k) if k <= bound => self.queue.pop().expect("peeked"),
                     _ => return false,
                 },
             };
+            let t = match self.win.as_deref() {
+                None => k,
+                Some(w) => {
+                    let (t, h) = (w.time(k), w.window(k));
+                    if t > max_time {
+                        // The limit's half-window: its later events never run.
+                        continue;
+                    }
+                    if h != w.current() {
+                        self.next_window(h);
+                    }
+                    t
+                }
+            };
+            let part = self.part.as_deref_mut().expect("a partition");
             let rank = ev.rank();
             if !runs_when_done(ev) {
                 let skip = match done {
                     Done::Not => false,
-                    Done::At(k) => (t, rank) > k,
-                    Done::Ask if self.finished < part.mine => false,
-                    Done::Ask => {
-                        part.held = Some((t, ev));
-                        return true;
-                    }
+                    Done::At(key) => (t, rank) > key,
+                    Done::Ask => match self.win.as_deref().and_then(|w| w.node_unfinished(k)) {
+                        // A flow finishing at this node has not yet.
+                        Some(true) => false,
+                        // The node's events of this half-window wait for every other node's.
+                        Some(false) => {
+                            self.hold(k, ev);
+                            continue;
+                        }
+                        None if self.finished < part.mine => false,
+                        None => {
+                            part.held = Some((k, ev));
+                            return true;
+                        }
+                    },
                 };
                 if skip {
                     continue;
@@ -499,8 +532,10 @@ impl<'a> Sim<'a> {
             // As the one-thread loop does (`Sim::advance`): without it each event of a
             // partition began with the cache misses the prefetch hides.
             self.prefetch_ahead();
-            if t < self.now {
-                self.totals.causality_violations += 1;
+            match self.win.as_deref_mut() {
+                None if t < self.now => self.totals.causality_violations += 1,
+                None => {}
+                Some(w) => w.handling(t, ev),
             }
             self.now = t;
             self.totals.events += 1;

@@ -1,0 +1,481 @@
+//! Window order: the events of a window no longer than the shortest cable, node by node.
+//!
+//! Two nodes affect each other only through their cables: a frame sent at `t` arrives at
+//! `t + delay` or later. So in a window of time shorter than every cable's delay, what one node
+//! does cannot change what another does in the same window, and the window's events may run
+//! in any order that keeps each node's own events in time order: here node after node, each
+//! node's events in the order of one thread's run (time, then rank). This is the argument of
+//! the parallel engine's windows (Chandy and Misra, IEEE TSE 1979), taken down to single nodes
+//! on one thread: a node's ports, buffers and flows stay in the core's cache while its window's
+//! events run, where time order visits every node in turn at each instant and finds each one's
+//! lines gone since its last event.
+//!
+//! The results are those of time order, file for file (`tests/integration/window_order.rs`). What reads
+//! more than one node is kept exact:
+//! * a window that holds a sample time is cut in two after it: the sample, which reads every
+//!   node, runs once every node has run the first half;
+//! * the event log's rows are put in the order of the events that wrote them at the end of
+//!   each window (`flush`), before the log's cap applies;
+//! * the rule that idle timers stop once every flow has finished (`Sim::advance`): a node with
+//!   a flow of its own still to finish knows it is not yet so; a node without one sets its
+//!   window's remaining events aside (`hold`) until every other node has run that window, when
+//!   the flows that finished in it, and the last one's place, are known;
+//! * the end of the run is the latest time handled, and a time limit stops after every event
+//!   up to it.
+//!
+//! Runs that read across nodes in other ways stay in time order ([`Windows::new`] says which).
+//!
+//! The queue keeps its radix heap: an event's key is its half-window, then its node, then its
+//! time in the window, and keys only grow as a run goes on (an event for another node lands in
+//! a later window), which is all the heap asks.
+//!
+//! A run on several threads (`parallel`) runs each partition's windows in this order too:
+//! its windows, as long as the shortest cut cable, are made of whole half-windows.
+
+use super::{Event, Sim};
+use crate::telemetry::LogRow;
+use sim_core::Time;
+use sim_core::queue::Simultaneous;
+
+/// Cables shorter than this (20 m) leave windows of a few events per node: time order.
+const MIN_WINDOW: u64 = 100_000;
+
+/// A run's windows, and what runs in window order needs to stay exact.
+///
+/// Keys: a window of `len` ps is cut in two after the sample time it holds, if any, and each
+/// half is numbered (`2 x window + half`); then comes the node's slot (its number; the held
+/// nodes' slot after every node's; then the sample's), then the time since the window began,
+/// in `bits` bits.
+pub(super) struct Windows {
+    /// A window is `len` ps: the shortest cable's delay, or the interval between samples if
+    /// shorter (at most one sample a window). Windows start at multiples of it, so the
+    /// windows of a run on several threads, as long as its shortest cut cable, are whole ones.
+    len: u64,
+    /// Bits of a time within a window.
+    bits: u32,
+    /// Bits of a slot in a key.
+    node_bits: u32,
+    /// The slot after every node's, where a held node's events run; the sample's is next.
+    held_slot: u64,
+    /// Samples fall on multiples of this (ps).
+    sample_every: u64,
+    /// The first window at or after the current one that holds a sample time, and that time.
+    next_sampled: (u64, u64),
+    /// The half-window being run (`2 x window + half`).
+    current: u64,
+    /// Nodes whose events of the current half-window were set aside (`hold`).
+    held: Vec<u32>,
+    /// Per port: the node at its cable's far end (where its frames arrive).
+    far: Vec<u32>,
+    /// Per node: its flows still to finish whose last byte arrives there.
+    own: Vec<u32>,
+    /// Per flow: the node that sees it finish.
+    finisher: Vec<u32>,
+    /// The event being handled, and the last one that finished a flow.
+    event: (Time, Event),
+    last_done: (Time, Event),
+    /// The latest time handled.
+    latest: Time,
+    /// Rows the event log got in the current half-window, with the event that wrote each.
+    rows: Vec<((Time, Event), LogRow)>,
+    /// Events of a node being set aside (kept for its capacity).
+    moved: Vec<(Time, Event)>,
+}
+
+/// What to do with an idle timer (an event that does not run once every flow has finished).
+enum Idle {
+    Run,
+    Skip,
+    /// Set the node's events of this half-window aside.
+    Hold,
+}
+
+impl Windows {
+    /// Window order for `sim`'s run, or None when it must run in time order: a cable shorter
+    /// than 2^[`MIN_WINDOW_BITS`] ps; PFC or CBFC (pauses and the look for deadlocks read the
+    /// pausing port across its cable), link level retry (its state spans both ends of a
+    /// cable), faults and rerouting (the whole fabric), captures (their files are in event
+    /// order), HPCC's INT stacks, a flow that starts when a flow finishing at another node
+    /// does (no delay between them), `run.max_events`, or times that do not fit a key.
+    pub(super) fn new(sim: &Sim) -> Option<Box<Windows>> {
+        let v = sim.variant;
+        let int = sim.flows.iter().any(|f| {
+            let cc = v.nic.cc_for(v.nic.transport_of(f.spec.prio));
+            crate::nic::Protocol::carries_int(&f.proto) && matches!(cc, crate::cc::CcConfig::Hpcc(_))
+        });
+        if !v.pfc.priorities.is_empty()
+            || sim.cbfc.on()
+            || sim.net.llr.iter().any(Option::is_some)
+            || !sim.faults.is_empty()
+            || !sim.captures.is_empty()
+            || v.limits.max_events.is_some()
+            || int
+        {
+            return None;
+        }
+        let sample_every = sim.sampler.interval.0;
+        let delay = sim.net.links.iter().map(|l| l.delay.0).min()?.min(sample_every);
+        if delay < MIN_WINDOW {
+            return None;
+        }
+        let (len, bits) = (delay, 64 - (delay - 1).leading_zeros());
+        let nodes = sim.net.port_node.iter().map(|n| n.0 + 1).max().unwrap_or(0) as u64;
+        let node_bits = 64 - (nodes + 1).leading_zeros();
+        let last = Time::ZERO + v.limits.time();
+        let halves = (last.0 / len + 1) * 2;
+        if node_bits + bits >= 64 || halves >> (64 - node_bits - bits) != 0 {
+            return None;
+        }
+        let host = |h: crate::ids::HostId| sim.net.host_node[h.idx()].0;
+        let finisher: Vec<u32> = (0..sim.flows.len())
+            .map(|f| {
+                let s = &sim.flows[f].spec;
+                host(if sim.is_local(f) { s.src } else { s.dst })
+            })
+            .collect();
+        let crossing = sim.dependents.iter().enumerate().any(|(f, ds)| {
+            ds.iter()
+                .any(|&d| host(sim.flows[d as usize].spec.src) != finisher[f])
+        });
+        if crossing {
+            return None;
+        }
+        let mut own = vec![0; nodes as usize];
+        for (f, &n) in finisher.iter().enumerate() {
+            if sim.flows[f].finish.is_none() {
+                own[n as usize] += 1;
+            }
+        }
+        let net = &sim.net;
+        let far = net.peer.iter().map(|q| net.port_node[q.idx()].0).collect();
+        let mut w = Windows {
+            len,
+            bits,
+            node_bits,
+            held_slot: nodes,
+            sample_every,
+            next_sampled: (0, 0),
+            current: 0,
+            held: Vec::new(),
+            far,
+            own,
+            finisher,
+            event: (Time::ZERO, Event::Sample),
+            last_done: (Time::ZERO, Event::Sample),
+            latest: sim.now,
+            rows: Vec::new(),
+            moved: Vec::new(),
+        };
+        let b = sim.now.0 / len;
+        w.next_sampled = w.sampled_from(b);
+        w.current = w.half(sim.now.0);
+        Some(Box::new(w))
+    }
+
+    /// The first window from `b` on that holds a sample time, and that time.
+    fn sampled_from(&self, b: u64) -> (u64, u64) {
+        let ts = (b * self.len)
+            .div_ceil(self.sample_every)
+            .saturating_mul(self.sample_every);
+        (ts / self.len, ts)
+    }
+
+    /// The half-window of time `t`: the second half of a window holds the times after its
+    /// sample.
+    #[inline(always)]
+    fn half(&self, t: u64) -> u64 {
+        self.place(t).0
+    }
+
+    /// The half-window of time `t`, and the time since its window began.
+    #[inline(always)]
+    fn place(&self, t: u64) -> (u64, u64) {
+        let b = t / self.len;
+        let low = t - b * self.len;
+        let ts = if b == self.next_sampled.0 {
+            self.next_sampled.1
+        } else if b < self.next_sampled.0 {
+            return (b << 1, low);
+        } else {
+            let (sb, ts) = self.sampled_from(b);
+            if sb != b {
+                return (b << 1, low);
+            }
+            ts
+        };
+        ((b << 1) | (t > ts) as u64, low)
+    }
+
+    /// The queue's key of an event at `at` for `node` (None: the sample).
+    #[inline(always)]
+    fn key(&self, at: Time, node: Option<u32>) -> Time {
+        let (h, low) = self.place(at.0);
+        let slot = match node {
+            Some(n) if h == self.current && !self.held.is_empty() && self.held.contains(&n) => self.held_slot,
+            Some(n) => n as u64,
+            None => self.held_slot + 1,
+        };
+        Time((h << (self.node_bits + self.bits)) | (slot << self.bits) | low)
+    }
+
+    /// The time of an event of key `k`.
+    #[inline(always)]
+    pub(super) fn time(&self, k: Time) -> Time {
+        let b = k.0 >> (self.node_bits + self.bits + 1);
+        Time(b * self.len + (k.0 & ((1 << self.bits) - 1)))
+    }
+
+    /// The half-window of key `k`.
+    #[inline(always)]
+    pub(super) fn window(&self, k: Time) -> u64 {
+        k.0 >> (self.node_bits + self.bits)
+    }
+
+    /// The half-window being run.
+    #[inline(always)]
+    pub(super) fn current(&self) -> u64 {
+        self.current
+    }
+
+    /// The event about to be handled.
+    #[inline(always)]
+    pub(super) fn handling(&mut self, t: Time, ev: Event) {
+        self.event = (t, ev);
+        self.latest = self.latest.max(t);
+    }
+
+    /// The node slot of key `k`.
+    #[inline]
+    fn slot(&self, k: Time) -> u64 {
+        (k.0 >> self.bits) & ((1 << self.node_bits) - 1)
+    }
+
+    /// For an event of key `k` at a node: whether a flow that finishes at that node has not
+    /// yet (then not every flow has). None in the held nodes' slot, where every node has run
+    /// the half-window and what has finished by its end is known.
+    #[inline]
+    pub(super) fn node_unfinished(&self, k: Time) -> Option<bool> {
+        let slot = self.slot(k);
+        (slot < self.held_slot).then(|| self.own[slot as usize] > 0)
+    }
+
+    /// Whether the idle timer `ev` of key `k` at `t` runs, given whether every flow has
+    /// finished by now in the order handled (a run on one thread).
+    #[inline]
+    fn idle(&self, k: Time, t: Time, ev: Event, all_done: bool) -> Idle {
+        match self.node_unfinished(k) {
+            Some(true) => Idle::Run,
+            // Every flow finished by the end of this half-window: did the last before `ev`?
+            _ if all_done => {
+                let last = (self.last_done.0, self.last_done.1.rank());
+                if (t, ev.rank()) > last {
+                    Idle::Skip
+                } else {
+                    Idle::Run
+                }
+            }
+            Some(false) => Idle::Hold,
+            // The held nodes finish no flow: some flow is still to finish.
+            None => Idle::Run,
+        }
+    }
+
+    /// The first and last times of half-window `h`.
+    fn span(&self, h: u64) -> (u64, u64) {
+        let b = h >> 1;
+        let (start, end) = (b * self.len, (b + 1) * self.len - 1);
+        let (sb, ts) = self.sampled_from(b);
+        match (sb == b, h & 1) {
+            (false, _) => (start, end),
+            (true, 0) => (start, ts),
+            (true, _) => (ts + 1, end),
+        }
+    }
+
+    /// The start of the half-window of key `k`: no event of it is earlier.
+    pub(super) fn floor(&self, k: Time) -> Time {
+        Time(self.span(self.window(k)).0)
+    }
+
+    /// The end of a window of a run on several threads that starts at `start` and may go on
+    /// to `until`: the end of the last half-window within it, or of `start`'s own (a limit's
+    /// events past it are then skipped, [`Windows::past`]).
+    pub(super) fn align(&self, start: Time, until: Time) -> Time {
+        let (from, end) = self.span(self.half(until.0));
+        let last = if end <= until.0 {
+            end
+        } else {
+            from.saturating_sub(1)
+        };
+        Time(last.max(self.span(self.half(start.0)).1))
+    }
+
+    /// The largest key of an event at or before `until`, the end of a half-window.
+    pub(super) fn bound(&self, until: Time) -> Time {
+        Time(((self.half(until.0) + 1) << (self.node_bits + self.bits)) - 1)
+    }
+
+    /// Flow `f` finished at the event being handled.
+    #[inline]
+    pub(super) fn finished(&mut self, f: usize) {
+        self.own[self.finisher[f] as usize] -= 1;
+        self.last_done = self.event;
+    }
+
+    /// Keep a row of the event log until its half-window ends.
+    #[inline]
+    pub(super) fn log(&mut self, row: LogRow) {
+        self.rows.push((self.event, row));
+    }
+}
+
+impl Sim<'_> {
+    /// The queue's key of `ev` at `at`: its time, or its place in window order.
+    #[inline]
+    pub(super) fn key(&self, at: Time, ev: Event) -> Time {
+        match self.win.as_deref() {
+            None => at,
+            Some(w) => {
+                let node = match ev {
+                    Event::Arrive(p) => Some(w.far[p.idx()]),
+                    Event::TxDone(p) => Some(self.net.port_node[p.idx()].0),
+                    ev => self.site(ev).map(|n| n.0),
+                };
+                w.key(at, node)
+            }
+        }
+    }
+
+    /// Go over to window order when the run allows it ([`Windows::new`]): the pending events
+    /// get their keys.
+    pub(super) fn enter_windows(&mut self) {
+        if !self.window_order || self.win.is_some() {
+            return;
+        }
+        let Some(w) = Windows::new(self) else {
+            return;
+        };
+        let mut pending = Vec::with_capacity(self.queue.len());
+        while let Some(e) = self.queue.pop() {
+            pending.push(e);
+        }
+        self.queue = sim_core::EventQueue::new();
+        self.win = Some(w);
+        self.windowed = true;
+        for (t, ev) in pending {
+            let k = self.key(t, ev);
+            self.queue.push(k, ev);
+        }
+    }
+
+    /// Back to time order at the end of the run (or of its partitions): the log's last rows,
+    /// the end time, the pending events' times.
+    pub(super) fn leave_windows(&mut self) {
+        self.flush_window();
+        if let Some(w) = self.win.take() {
+            self.now = self.now.max(w.latest);
+            if let Some(part) = self.part.as_deref_mut()
+                && let Some((k, ev)) = part.held
+            {
+                part.held = Some((w.time(k), ev));
+            }
+            let mut pending = Vec::with_capacity(self.queue.len());
+            while let Some((k, ev)) = self.queue.pop() {
+                pending.push((w.time(k), ev));
+            }
+            self.queue = sim_core::EventQueue::new();
+            for (t, ev) in pending {
+                self.queue.push(t, ev);
+            }
+        }
+    }
+
+    /// A window has ended: its log rows in the order of the events that wrote them.
+    pub(super) fn flush_window(&mut self) {
+        let Some(w) = self.win.as_deref_mut() else {
+            return;
+        };
+        w.held.clear();
+        if w.rows.is_empty() {
+            return;
+        }
+        let mut rows = std::mem::take(&mut w.rows);
+        rows.sort_by_key(|&((t, ev), _)| (t, ev.rank()));
+        for ((t, ev), row) in rows.drain(..) {
+            self.log.push(row);
+            if let Some(part) = self.part.as_deref_mut() {
+                part.log_keys.push((t, ev.rank()));
+            }
+        }
+        self.win.as_deref_mut().expect("in windows").rows = rows;
+    }
+
+    /// The time of the event of key `k`, starting its half-window if it is the first of it;
+    /// None for an event past the time limit in the limit's half-window (every event up to
+    /// the limit runs first: they may come after it).
+    #[inline]
+    pub(super) fn windowed_time(&mut self, k: Time, max_time: Time) -> Option<Time> {
+        let w = self.win.as_deref().expect("in windows");
+        let (t, h) = (w.time(k), w.window(k));
+        if t > max_time && h == w.half(max_time.0) {
+            return None;
+        }
+        if h != w.current {
+            self.next_window(h);
+        }
+        Some(t)
+    }
+
+    /// Whether the idle timer `ev` (key `k`, at `t`) runs on one thread in window order,
+    /// `done` when every flow has finished in the order handled; a node that cannot tell yet
+    /// is held.
+    #[inline]
+    pub(super) fn runs_idle(&mut self, k: Time, t: Time, ev: Event, done: bool) -> bool {
+        match self.win.as_deref().expect("in windows").idle(k, t, ev, done) {
+            Idle::Run => true,
+            Idle::Skip => false,
+            Idle::Hold => {
+                self.hold(k, ev);
+                false
+            }
+        }
+    }
+
+    /// Start window `w`.
+    #[inline]
+    pub(super) fn next_window(&mut self, w: u64) {
+        self.flush_window();
+        let win = self.win.as_deref_mut().expect("in windows");
+        win.current = w;
+        let b = w >> 1;
+        if b > win.next_sampled.0 {
+            win.next_sampled = win.sampled_from(b);
+        }
+    }
+
+    /// Set aside the events of the current window of the node of key `k`, `ev` among them:
+    /// they run after every other node's, when it is known whether every flow has finished.
+    pub(super) fn hold(&mut self, k: Time, ev: Event) {
+        let w = self.win.as_deref_mut().expect("in windows");
+        let prefix = k.0 >> w.bits;
+        let node = w.slot(k);
+        w.held.push(node as u32);
+        let (held, shift, node_bits) = (w.held_slot, w.bits, w.node_bits);
+        let rekey = |k: Time| {
+            let base = (k.0 >> (node_bits + shift)) << (node_bits + shift);
+            Time(base | (held << shift) | (k.0 & ((1 << shift) - 1)))
+        };
+        let mut moved = std::mem::take(&mut w.moved);
+        moved.push((rekey(k), ev));
+        while let Some(next) = self.queue.peek_time()
+            && next.0 >> shift == prefix
+        {
+            let (k, e) = self.queue.pop().expect("peeked");
+            moved.push((rekey(k), e));
+        }
+        for (k, e) in moved.drain(..) {
+            self.queue.push(k, e);
+        }
+        self.win.as_deref_mut().expect("in windows").moved = moved;
+    }
+}
