@@ -313,7 +313,7 @@ impl Sim<'_> {
             // In window order the queue's key is the event's place, not its time.
             let t = match self.win {
                 None => k,
-                Some(_) => match self.windowed_time(k, max_time) {
+                Some(_) => match self.windowed_time(k, ev, max_time) {
                     Some(t) => t,
                     None => continue,
                 },
@@ -423,6 +423,11 @@ impl Sim<'_> {
 
     #[inline]
     fn schedule(&mut self, at: Time, ev: Event) {
+        if let Event::DeadlockCheck = ev
+            && let Some(w) = self.win.as_deref_mut()
+        {
+            w.add_look(at);
+        }
         let k = self.key(at, ev);
         if self.win.is_some() && k < self.queue.now() {
             self.totals.causality_violations += 1;

@@ -15,28 +15,50 @@ impl Sim<'_> {
     pub(super) fn watch_xoff(&mut self, port: PortId, prio: u8) {
         let origin = pause_origin(&self.net, port, prio, self.now);
         self.net.ports[port.idx()].xoff.set_origin(prio as usize, origin);
-        if !self.watch.check_pending {
-            self.watch.check_pending = true;
-            match self.part.as_deref_mut() {
-                // The look reads every partition's ports: the coordinator times it.
-                Some(part) => part.first_xoff = Some(self.now),
-                None => {
-                    let at = self.now + check_interval(&self.variant.pfc);
-                    self.schedule(at, Event::DeadlockCheck);
-                }
+        let now = self.now;
+        let earliest = |first: &mut Option<Time>| *first = Some(first.map_or(now, |f| f.min(now)));
+        // The look reads every partition's ports: the coordinator times it. In window order
+        // the first XOFF handled need not be the first in time: the part's end times it.
+        let first = match (self.part.as_deref_mut(), self.win.as_deref_mut()) {
+            (Some(part), _) => Some(&mut part.first_xoff),
+            (None, Some(w)) => Some(&mut w.first_xoff),
+            (None, None) => None,
+        };
+        match first {
+            Some(first) if !self.watch.check_pending || first.is_some() => {
+                self.watch.check_pending = true;
+                earliest(first);
             }
+            Some(_) => {}
+            None if !self.watch.check_pending => {
+                self.watch.check_pending = true;
+                let at = now + check_interval(&self.variant.pfc);
+                self.schedule(at, Event::DeadlockCheck);
+            }
+            None => {}
         }
     }
 
     /// Egress `port` was held paused for a storm (`held`, with the origin of its pause chain).
     pub(super) fn record_storm(&mut self, port: PortId, held: Held) {
+        if let Some(w) = self.win.as_deref_mut() {
+            // In window order, listed in time order when the part ends.
+            w.storm(port, held);
+            return;
+        }
+        let key = self.part.as_deref().map(|part| part.key);
+        self.list_storm(port, held, key.unwrap_or_default());
+    }
+
+    /// List a storm found by the event of `key` (a partition notes it, to merge the lists).
+    pub(super) fn list_storm(&mut self, port: PortId, held: Held, key: super::parallel::Key) {
         let listed = self.watch.storms.len();
         self.watch.record_storm(port, held);
         if let Some(part) = self.part.as_deref_mut()
             && self.watch.storms.len() > listed
         {
             // Which storms are listed depends on the order they were found in.
-            part.storm_keys.push(part.key);
+            part.storm_keys.push(key);
         }
     }
 

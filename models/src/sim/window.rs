@@ -12,8 +12,8 @@
 //!
 //! The results are those of time order, file for file (`tests/integration/window_order.rs`). What reads
 //! more than one node is kept exact:
-//! * a window that holds a sample time is cut in two after it: the sample, which reads every
-//!   node, runs once every node has run the first half;
+//! * a window is cut after the sample time it holds and after a look for PFC deadlocks:
+//!   those read every node, and run once every node has run the part before;
 //! * the event log's rows are put in the order of the events that wrote them at the end of
 //!   each window (`flush`), before the log's cap applies;
 //! * the rule that idle timers stop once every flow has finished (`Sim::advance`): a node with
@@ -25,14 +25,16 @@
 //!
 //! Runs that read across nodes in other ways stay in time order ([`Windows::new`] says which).
 //!
-//! The queue keeps its radix heap: an event's key is its half-window, then its node, then its
+//! The queue keeps its radix heap: an event's key is its part of a window, then its node, then its
 //! time in the window, and keys only grow as a run goes on (an event for another node lands in
 //! a later window), which is all the heap asks.
 //!
 //! A run on several threads (`parallel`) runs each partition's windows in this order too:
-//! its windows, as long as the shortest cut cable, are made of whole half-windows.
+//! its windows, as long as the shortest cut cable, are made of whole parts.
 
 use super::{Event, Sim};
+use crate::ids::PortId;
+use crate::pause::Held;
 use crate::telemetry::LogRow;
 use sim_core::Time;
 use sim_core::queue::Simultaneous;
@@ -42,10 +44,10 @@ const MIN_WINDOW: u64 = 100_000;
 
 /// A run's windows, and what runs in window order needs to stay exact.
 ///
-/// Keys: a window of `len` ps is cut in two after the sample time it holds, if any, and each
-/// half is numbered (`2 x window + half`); then comes the node's slot (its number; the held
-/// nodes' slot after every node's; then the sample's), then the time since the window began,
-/// in `bits` bits.
+/// Keys: a window of `len` ps is cut after the sample time and the look for PFC deadlocks it
+/// holds, if any, into at most three parts, numbered `3 x window + part`; then comes the
+/// node's slot (its number; the held nodes' slot after every node's; then the slot of what
+/// reads every node: samples, looks), then the time since the window began, in `bits` bits.
 pub(super) struct Windows {
     /// A window is `len` ps: the shortest cable's delay, or the interval between samples if
     /// shorter (at most one sample a window). Windows start at multiples of it, so the
@@ -61,9 +63,16 @@ pub(super) struct Windows {
     sample_every: u64,
     /// The first window at or after the current one that holds a sample time, and that time.
     next_sampled: (u64, u64),
-    /// The half-window being run (`2 x window + half`).
+    /// The looks for PFC deadlocks to come, by window and time: a window is cut after each,
+    /// as after a sample. A look is timed a window or more ahead (`len` is no longer than the
+    /// interval between looks); events keyed before it was are moved when they come up.
+    looks: Vec<(u64, u64)>,
+    /// The earliest XOFF of the current part while no look was due: the next look is timed
+    /// from it when the part ends (time order times it from the first XOFF).
+    pub(super) first_xoff: Option<Time>,
+    /// The part being run (`3 x window + part`).
     current: u64,
-    /// Nodes whose events of the current half-window were set aside (`hold`).
+    /// Nodes whose events of the current part were set aside (`hold`).
     held: Vec<u32>,
     /// Per port: the node at its cable's far end (where its frames arrive).
     far: Vec<u32>,
@@ -76,8 +85,11 @@ pub(super) struct Windows {
     last_done: (Time, Event),
     /// The latest time handled.
     latest: Time,
-    /// Rows the event log got in the current half-window, with the event that wrote each.
+    /// Rows the event log got in the current part, with the event that wrote each.
     rows: Vec<((Time, Event), LogRow)>,
+    /// PFC storms found in the current part, with the event that found each (the list is
+    /// capped: which are listed depends on their order).
+    storms: Vec<((Time, Event), PortId, Held)>,
     /// Events of a node being set aside (kept for its capacity).
     moved: Vec<(Time, Event)>,
 }
@@ -86,14 +98,13 @@ pub(super) struct Windows {
 enum Idle {
     Run,
     Skip,
-    /// Set the node's events of this half-window aside.
+    /// Set the node's events of this part aside.
     Hold,
 }
 
 impl Windows {
     /// Window order for `sim`'s run, or None when it must run in time order: a cable shorter
-    /// than 2^[`MIN_WINDOW_BITS`] ps; PFC or CBFC (pauses and the look for deadlocks read the
-    /// pausing port across its cable), link level retry (its state spans both ends of a
+    /// than [`MIN_WINDOW`] ps; CBFC, link level retry (their state spans both ends of a
     /// cable), faults and rerouting (the whole fabric), captures (their files are in event
     /// order), HPCC's INT stacks, a flow that starts when a flow finishing at another node
     /// does (no delay between them), `run.max_events`, or times that do not fit a key.
@@ -103,8 +114,7 @@ impl Windows {
             let cc = v.nic.cc_for(v.nic.transport_of(f.spec.prio));
             crate::nic::Protocol::carries_int(&f.proto) && matches!(cc, crate::cc::CcConfig::Hpcc(_))
         });
-        if !v.pfc.priorities.is_empty()
-            || sim.cbfc.on()
+        if sim.cbfc.on()
             || sim.net.llr.iter().any(Option::is_some)
             || !sim.faults.is_empty()
             || !sim.captures.is_empty()
@@ -114,7 +124,10 @@ impl Windows {
             return None;
         }
         let sample_every = sim.sampler.interval.0;
-        let delay = sim.net.links.iter().map(|l| l.delay.0).min()?.min(sample_every);
+        let mut delay = sim.net.links.iter().map(|l| l.delay.0).min()?.min(sample_every);
+        if !v.pfc.priorities.is_empty() {
+            delay = delay.min(super::pfc_watch::check_interval(&v.pfc).0);
+        }
         if delay < MIN_WINDOW {
             return None;
         }
@@ -122,8 +135,8 @@ impl Windows {
         let nodes = sim.net.port_node.iter().map(|n| n.0 + 1).max().unwrap_or(0) as u64;
         let node_bits = 64 - (nodes + 1).leading_zeros();
         let last = Time::ZERO + v.limits.time();
-        let halves = (last.0 / len + 1) * 2;
-        if node_bits + bits >= 64 || halves >> (64 - node_bits - bits) != 0 {
+        let parts = (last.0 / len + 1) * 3;
+        if node_bits + bits >= 64 || parts >> (64 - node_bits - bits) != 0 {
             return None;
         }
         let host = |h: crate::ids::HostId| sim.net.host_node[h.idx()].0;
@@ -155,6 +168,8 @@ impl Windows {
             held_slot: nodes,
             sample_every,
             next_sampled: (0, 0),
+            looks: Vec::new(),
+            first_xoff: None,
             current: 0,
             held: Vec::new(),
             far,
@@ -164,11 +179,12 @@ impl Windows {
             last_done: (Time::ZERO, Event::Sample),
             latest: sim.now,
             rows: Vec::new(),
+            storms: Vec::new(),
             moved: Vec::new(),
         };
         let b = sim.now.0 / len;
         w.next_sampled = w.sampled_from(b);
-        w.current = w.half(sim.now.0);
+        w.current = w.part(sim.now.0);
         Some(Box::new(w))
     }
 
@@ -180,30 +196,77 @@ impl Windows {
         (ts / self.len, ts)
     }
 
-    /// The half-window of time `t`: the second half of a window holds the times after its
-    /// sample.
+    /// The part of time `t`.
     #[inline(always)]
-    fn half(&self, t: u64) -> u64 {
+    fn part(&self, t: u64) -> u64 {
         self.place(t).0
     }
 
-    /// The half-window of time `t`, and the time since its window began.
+    /// The sample time window `b` holds, if any.
+    #[inline(always)]
+    fn sample_in(&self, b: u64) -> Option<u64> {
+        if b < self.next_sampled.0 {
+            return None;
+        }
+        if b == self.next_sampled.0 {
+            return Some(self.next_sampled.1);
+        }
+        let (sb, ts) = self.sampled_from(b);
+        (sb == b).then_some(ts)
+    }
+
+    /// The times window `b` is cut after, in order (none, one or two).
+    fn cuts(&self, b: u64) -> ([u64; 2], usize) {
+        let mut cuts = [u64::MAX; 2];
+        let mut n = 0;
+        for t in self
+            .sample_in(b)
+            .into_iter()
+            .chain(self.looks.iter().filter(|l| l.0 == b).map(|l| l.1))
+        {
+            if !cuts[..n].contains(&t) && n < 2 {
+                cuts[n] = t;
+                n += 1;
+            }
+        }
+        cuts[..n].sort_unstable();
+        (cuts, n)
+    }
+
+    /// The part of time `t` (`3 x window` + how many of its window's cuts come before `t`),
+    /// and the time since its window began.
     #[inline(always)]
     fn place(&self, t: u64) -> (u64, u64) {
         let b = t / self.len;
         let low = t - b * self.len;
-        let ts = if b == self.next_sampled.0 {
-            self.next_sampled.1
-        } else if b < self.next_sampled.0 {
-            return (b << 1, low);
-        } else {
-            let (sb, ts) = self.sampled_from(b);
-            if sb != b {
-                return (b << 1, low);
-            }
-            ts
-        };
-        ((b << 1) | (t > ts) as u64, low)
+        if self.looks.is_empty() {
+            let after = self.sample_in(b).is_some_and(|ts| t > ts);
+            return (3 * b + after as u64, low);
+        }
+        let (cuts, n) = self.cuts(b);
+        (3 * b + cuts[..n].iter().filter(|&&c| t > c).count() as u64, low)
+    }
+
+    /// A look for PFC deadlocks is due at `t`: its window is cut after it.
+    pub(super) fn add_look(&mut self, t: Time) {
+        let l = (t.0 / self.len, t.0);
+        if !self.looks.contains(&l) {
+            self.looks.push(l);
+        }
+    }
+
+    /// The key of an event keyed before a look cut its window, in the part it belongs to
+    /// now (None: it is in it).
+    #[inline]
+    pub(super) fn moved_by_look(&self, k: Time, t: Time) -> Option<Time> {
+        if self.looks.is_empty() {
+            return None;
+        }
+        let part = self.part(t.0);
+        (part != self.window(k)).then(|| {
+            let below = k.0 & ((1 << (self.node_bits + self.bits)) - 1);
+            Time((part << (self.node_bits + self.bits)) | below)
+        })
     }
 
     /// The queue's key of an event at `at` for `node` (None: the sample).
@@ -221,20 +284,14 @@ impl Windows {
     /// The time of an event of key `k`.
     #[inline(always)]
     pub(super) fn time(&self, k: Time) -> Time {
-        let b = k.0 >> (self.node_bits + self.bits + 1);
+        let b = (k.0 >> (self.node_bits + self.bits)) / 3;
         Time(b * self.len + (k.0 & ((1 << self.bits) - 1)))
     }
 
-    /// The half-window of key `k`.
+    /// The part of key `k`.
     #[inline(always)]
     pub(super) fn window(&self, k: Time) -> u64 {
         k.0 >> (self.node_bits + self.bits)
-    }
-
-    /// The half-window being run.
-    #[inline(always)]
-    pub(super) fn current(&self) -> u64 {
-        self.current
     }
 
     /// The event about to be handled.
@@ -252,7 +309,7 @@ impl Windows {
 
     /// For an event of key `k` at a node: whether a flow that finishes at that node has not
     /// yet (then not every flow has). None in the held nodes' slot, where every node has run
-    /// the half-window and what has finished by its end is known.
+    /// the part and what has finished by its end is known.
     #[inline]
     pub(super) fn node_unfinished(&self, k: Time) -> Option<bool> {
         let slot = self.slot(k);
@@ -265,7 +322,7 @@ impl Windows {
     fn idle(&self, k: Time, t: Time, ev: Event, all_done: bool) -> Idle {
         match self.node_unfinished(k) {
             Some(true) => Idle::Run,
-            // Every flow finished by the end of this half-window: did the last before `ev`?
+            // Every flow finished by the end of this part: did the last before `ev`?
             _ if all_done => {
                 let last = (self.last_done.0, self.last_done.1.rank());
                 if (t, ev.rank()) > last {
@@ -280,39 +337,40 @@ impl Windows {
         }
     }
 
-    /// The first and last times of half-window `h`.
+    /// The first and last times of part `h`.
     fn span(&self, h: u64) -> (u64, u64) {
-        let b = h >> 1;
-        let (start, end) = (b * self.len, (b + 1) * self.len - 1);
-        let (sb, ts) = self.sampled_from(b);
-        match (sb == b, h & 1) {
-            (false, _) => (start, end),
-            (true, 0) => (start, ts),
-            (true, _) => (ts + 1, end),
-        }
+        let (b, j) = (h / 3, (h % 3) as usize);
+        let (cuts, n) = self.cuts(b);
+        let start = if j == 0 {
+            b * self.len
+        } else {
+            cuts[j.min(n) - 1] + 1
+        };
+        let end = if j < n { cuts[j] } else { (b + 1) * self.len - 1 };
+        (start, end)
     }
 
-    /// The start of the half-window of key `k`: no event of it is earlier.
+    /// The start of the part of key `k`: no event of it is earlier.
     pub(super) fn floor(&self, k: Time) -> Time {
         Time(self.span(self.window(k)).0)
     }
 
     /// The end of a window of a run on several threads that starts at `start` and may go on
-    /// to `until`: the end of the last half-window within it, or of `start`'s own (a limit's
+    /// to `until`: the end of the last part within it, or of `start`'s own (a limit's
     /// events past it are then skipped, [`Windows::past`]).
     pub(super) fn align(&self, start: Time, until: Time) -> Time {
-        let (from, end) = self.span(self.half(until.0));
+        let (from, end) = self.span(self.part(until.0));
         let last = if end <= until.0 {
             end
         } else {
             from.saturating_sub(1)
         };
-        Time(last.max(self.span(self.half(start.0)).1))
+        Time(last.max(self.span(self.part(start.0)).1))
     }
 
-    /// The largest key of an event at or before `until`, the end of a half-window.
+    /// The largest key of an event at or before `until`, the end of a part.
     pub(super) fn bound(&self, until: Time) -> Time {
-        Time(((self.half(until.0) + 1) << (self.node_bits + self.bits)) - 1)
+        Time(((self.part(until.0) + 1) << (self.node_bits + self.bits)) - 1)
     }
 
     /// Flow `f` finished at the event being handled.
@@ -322,7 +380,13 @@ impl Windows {
         self.last_done = self.event;
     }
 
-    /// Keep a row of the event log until its half-window ends.
+    /// Keep a PFC storm until its part ends.
+    #[inline]
+    pub(super) fn storm(&mut self, port: PortId, held: Held) {
+        self.storms.push((self.event, port, held));
+    }
+
+    /// Keep a row of the event log until its part ends.
     #[inline]
     pub(super) fn log(&mut self, row: LogRow) {
         self.rows.push((self.event, row));
@@ -396,6 +460,21 @@ impl Sim<'_> {
             return;
         };
         w.held.clear();
+        if let Some(t) = w.first_xoff.take() {
+            // As time order does at the part's first XOFF (`Sim::watch_xoff`).
+            let at = t + super::pfc_watch::check_interval(&self.variant.pfc);
+            self.schedule(at, Event::DeadlockCheck);
+        }
+        let w = self.win.as_deref_mut().expect("in windows");
+        if !w.storms.is_empty() {
+            let mut storms = std::mem::take(&mut w.storms);
+            storms.sort_by_key(|&((t, ev), ..)| (t, ev.rank()));
+            for ((t, ev), port, held) in storms.drain(..) {
+                self.list_storm(port, held, (t, ev.rank()));
+            }
+            self.win.as_deref_mut().expect("in windows").storms = storms;
+        }
+        let w = self.win.as_deref_mut().expect("in windows");
         if w.rows.is_empty() {
             return;
         }
@@ -410,14 +489,19 @@ impl Sim<'_> {
         self.win.as_deref_mut().expect("in windows").rows = rows;
     }
 
-    /// The time of the event of key `k`, starting its half-window if it is the first of it;
-    /// None for an event past the time limit in the limit's half-window (every event up to
-    /// the limit runs first: they may come after it).
+    /// The time of the event `ev` of key `k`, starting its part if it is the first of it;
+    /// None for an event past the time limit in the limit's part (every event up to the
+    /// limit runs first: they may come after it), and for one keyed before a look cut its
+    /// window (it goes to its part).
     #[inline]
-    pub(super) fn windowed_time(&mut self, k: Time, max_time: Time) -> Option<Time> {
+    pub(super) fn windowed_time(&mut self, k: Time, ev: Event, max_time: Time) -> Option<Time> {
         let w = self.win.as_deref().expect("in windows");
         let (t, h) = (w.time(k), w.window(k));
-        if t > max_time && h == w.half(max_time.0) {
+        if let Some(moved) = w.moved_by_look(k, t) {
+            self.queue.push(moved, ev);
+            return None;
+        }
+        if t > max_time && h == w.part(max_time.0) {
             return None;
         }
         if h != w.current {
@@ -447,10 +531,11 @@ impl Sim<'_> {
         self.flush_window();
         let win = self.win.as_deref_mut().expect("in windows");
         win.current = w;
-        let b = w >> 1;
+        let b = w / 3;
         if b > win.next_sampled.0 {
             win.next_sampled = win.sampled_from(b);
         }
+        win.looks.retain(|l| l.0 >= b);
     }
 
     /// Set aside the events of the current window of the node of key `k`, `ev` among them:

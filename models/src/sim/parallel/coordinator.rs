@@ -160,7 +160,7 @@ impl Coordinator<'_> {
             .min();
         if let Some(t) = first {
             self.look_due = true;
-            self.next_look = Some(t + check_interval(&parts[0].variant.pfc));
+            self.set_look(parts, t + check_interval(&parts[0].variant.pfc));
         }
     }
 
@@ -186,9 +186,20 @@ impl Coordinator<'_> {
         }
         self.look_due = again;
         if again {
-            self.next_look = Some(t + check_interval(&parts[0].variant.pfc));
+            self.set_look(parts, t + check_interval(&parts[0].variant.pfc));
         }
         false
+    }
+
+    /// The next look for deadlocks is at `t`: in window order, every partition's windows are
+    /// cut after it, so that a window ends there.
+    fn set_look(&mut self, parts: &mut [&mut Sim], t: Time) {
+        self.next_look = Some(t);
+        for s in parts.iter_mut() {
+            if let Some(w) = s.win.as_deref_mut() {
+                w.add_look(t);
+            }
+        }
     }
 }
 

@@ -489,19 +489,12 @@ impl<'a> Sim<'a> {
                     _ => return false,
                 },
             };
-            let t = match self.win.as_deref() {
+            let t = match self.win {
                 None => k,
-                Some(w) => {
-                    let (t, h) = (w.time(k), w.window(k));
-                    if t > max_time {
-                        // The limit's half-window: its later events never run.
-                        continue;
-                    }
-                    if h != w.current() {
-                        self.next_window(h);
-                    }
-                    t
-                }
+                Some(_) => match self.windowed_time(k, ev, max_time) {
+                    Some(t) => t,
+                    None => continue,
+                },
             };
             let part = self.part.as_deref_mut().expect("a partition");
             let rank = ev.rank();
