@@ -311,6 +311,44 @@ fn number_spans(s: &str) -> Vec<(usize, usize)> {
     spans
 }
 
+/// Run `check` on `cases` of `files` (path, text) with one to three of their numbers scaled
+/// (each edit multiplies one number by 0.01 to 10: rates, delays, sizes, counts, buffers,
+/// thresholds), each that still parses and stays small (300 nodes, 2,000 flows) bounded to
+/// 200 us of simulated time (which a run cut into partitions or windows keeps; a bound on
+/// events would not be: where it falls depends on the order of the events). Returns the sum
+/// of what `check` returned (`label` names the case in a failure).
+pub(crate) fn on_scaled(
+    files: &[(PathBuf, String)],
+    cases: u32,
+    check: impl Fn(&Scenario, &str) -> usize,
+) -> usize {
+    let factor = prop::sample::select(&[0.01, 0.1, 0.5, 2.0, 3.0, 10.0][..]);
+    let edits = prop::collection::vec(
+        (0..10_000usize, factor).prop_map(|(n, f)| Edit::Scale(n, f)),
+        1..4,
+    );
+    let total = std::cell::Cell::new(0usize);
+    runner(cases)
+        .run(&(0..files.len(), edits), |(f, edits)| {
+            let (path, text) = &files[f];
+            let mutated = edits.iter().fold(text.clone(), |t, e| apply(&t, e));
+            let label = format!("{} with {edits:?}", path.display());
+            let Ok(mut s) = scenario::parse(&mutated, &label, "fuzz", &Overrides::default()) else {
+                return Ok(());
+            };
+            if s.topology.nodes.len() > 300 || s.flows.len() > 2_000 {
+                return Ok(());
+            }
+            for v in &mut s.variants {
+                v.limits.max_time = Some(v.limits.time().min(sim_core::Duration(200_000_000)));
+            }
+            total.set(total.get() + check(&s, &label));
+            Ok(())
+        })
+        .unwrap();
+    total.get()
+}
+
 pub(crate) fn runner(cases: u32) -> TestRunner {
     let cases = std::env::var("PROPTEST_CASES")
         .ok()

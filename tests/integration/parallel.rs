@@ -44,6 +44,24 @@ pub(crate) fn fingerprint(sim: &Sim) -> String {
     s
 }
 
+/// Panic with the first line where fingerprint `got` differs from `want` (`what` names the
+/// runs; `names` the two kinds).
+pub(crate) fn differs(want: &str, got: &str, what: &str, names: (&str, &str)) -> ! {
+    let line = want
+        .lines()
+        .zip(got.lines())
+        .position(|(a, b)| a != b)
+        .unwrap_or(0);
+    panic!(
+        "{what} differs from {}, first at line {line}:\n  {}: {}\n  {}: {}",
+        names.0,
+        names.0,
+        want.lines().nth(line).unwrap_or(""),
+        names.1,
+        got.lines().nth(line).unwrap_or("")
+    );
+}
+
 /// Run every variant of `file` on one thread and cut into `parts` (cables of any length,
 /// however little work a window holds; a small fabric runs its first windows alone until
 /// they have held 16 events, then is built again and cut at time zero), and, when `back` is
@@ -101,17 +119,11 @@ fn compare_scenario(scenario: &Scenario, label: &str, parts: &[usize], back: boo
                         eprintln!("ONE {}\nCUT {}", &a[..a.len().min(600)], &b[..b.len().min(600)]);
                     }
                 }
-                let line = want
-                    .lines()
-                    .zip(got.lines())
-                    .position(|(a, b)| a != b)
-                    .unwrap_or(0);
-                panic!(
-                    "{label} / {} at {n} partitions ({min_events} events per window) differs from one thread, first at line {line}:\n  one: {}\n  cut: {}",
-                    v.name,
-                    want.lines().nth(line).unwrap_or(""),
-                    got.lines().nth(line).unwrap_or("")
+                let what = format!(
+                    "{label} / {} at {n} partitions ({min_events} events per window)",
+                    v.name
                 );
+                differs(&want, &got, &what, ("one thread", "cut"));
             }
             compared += usize::from(was_cut);
         }
@@ -260,34 +272,7 @@ fn the_same_results_script_passes_the_same_files_and_names_the_moved_ones() {
 /// FUZZ_SEED=3 cargo test --release --test integration scaled_scenarios` hunts wider).
 #[test]
 fn scaled_scenarios_give_the_results_of_one_thread() {
-    use crate::fuzz::{Edit, apply, runner, scenario_files};
-    use proptest::prelude::*;
-    let files = scenario_files();
-    let factor = prop::sample::select(&[0.01, 0.1, 0.5, 2.0, 3.0, 10.0][..]);
-    let edits = prop::collection::vec(
-        (0..10_000usize, factor).prop_map(|(n, f)| Edit::Scale(n, f)),
-        1..4,
-    );
-    let cut = std::cell::Cell::new(0usize);
-    runner(24)
-        .run(&(0..files.len(), edits), |(f, edits)| {
-            let (path, text) = &files[f];
-            let mutated = edits.iter().fold(text.clone(), |t, e| apply(&t, e));
-            let label = format!("{} with {edits:?}", path.display());
-            let Ok(mut s) = models::scenario::parse(&mutated, &label, "fuzz", &Overrides::default()) else {
-                return Ok(());
-            };
-            if s.topology.nodes.len() > 300 || s.flows.len() > 2_000 {
-                return Ok(());
-            }
-            // Bounded in simulated time, which a cut run keeps (a bound on events would not
-            // be cut: where it falls depends on the order of partitions' events).
-            for v in &mut s.variants {
-                v.limits.max_time = Some(v.limits.time().min(Duration(200_000_000)));
-            }
-            cut.set(cut.get() + compare_scenario(&s, &label, &[2, 3], false));
-            Ok(())
-        })
-        .unwrap();
-    assert!(cut.get() >= 10, "only {} runs were cut", cut.get());
+    let files = crate::fuzz::scenario_files();
+    let cut = crate::fuzz::on_scaled(&files, 24, |s, label| compare_scenario(s, label, &[2, 3], false));
+    assert!(cut >= 10, "only {cut} runs were cut");
 }

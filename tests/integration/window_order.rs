@@ -6,7 +6,6 @@
 use crate::parallel::fingerprint;
 use models::scenario::{Overrides, Scenario, load};
 use models::sim::Sim;
-use sim_core::Duration;
 use std::path::Path;
 
 /// Run every variant of `scenario` in time order and in window order and compare everything
@@ -29,17 +28,8 @@ fn compare(scenario: &Scenario, label: &str) -> usize {
         windowed += 1;
         let (want, got) = (fingerprint(&timed), fingerprint(&win));
         if want != got {
-            let line = want
-                .lines()
-                .zip(got.lines())
-                .position(|(a, b)| a != b)
-                .unwrap_or(0);
-            panic!(
-                "{label} / {} in window order differs from time order, first at line {line}:\n  time:   {}\n  window: {}",
-                v.name,
-                want.lines().nth(line).unwrap_or(""),
-                got.lines().nth(line).unwrap_or("")
-            );
+            let what = format!("{label} / {} in window order", v.name);
+            crate::parallel::differs(&want, &got, &what, ("time order", "window order"));
         }
     }
     windowed
@@ -47,12 +37,10 @@ fn compare(scenario: &Scenario, label: &str) -> usize {
 
 #[test]
 fn every_scenario_in_window_order_gives_the_results_of_time_order() {
-    let mut files: Vec<_> = std::fs::read_dir("scenarios")
-        .expect("scenarios/")
-        .map(|e| e.expect("an entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+    let mut files: Vec<_> = crate::fuzz::scenario_files()
+        .into_iter()
+        .map(|(p, _)| p)
         .collect();
-    files.sort();
     // The benches small enough for a test: an incast whose senders' timers are held at every
     // window (their node finishes no flow), trims in the event log, and a permutation.
     files.extend(
@@ -93,8 +81,6 @@ fn a_time_limit_inside_a_window_stops_as_time_order_does() {
 /// --test integration window_order` hunts wider.
 #[test]
 fn scaled_scenarios_in_window_order_give_the_results_of_time_order() {
-    use crate::fuzz::{Edit, apply, runner};
-    use proptest::prelude::*;
     let files: Vec<_> = [
         "scenarios/spray-vs-ecmp.toml",
         "scenarios/fat-tree-k8.toml",
@@ -110,36 +96,9 @@ fn scaled_scenarios_in_window_order_give_the_results_of_time_order() {
         )
     })
     .into();
-    let factor = prop::sample::select(&[0.01, 0.1, 0.5, 2.0, 3.0, 10.0][..]);
-    let edits = prop::collection::vec(
-        (0..10_000usize, factor).prop_map(|(n, f)| Edit::Scale(n, f)),
-        1..4,
-    );
-    let windowed = std::cell::Cell::new(0usize);
-    runner(24)
-        .run(&(0..files.len(), edits), |(f, edits)| {
-            let (path, text) = &files[f];
-            let mutated = edits.iter().fold(text.clone(), |t, e| apply(&t, e));
-            let label = format!("{} with {edits:?}", path.display());
-            let Ok(mut s) = models::scenario::parse(&mutated, &label, "fuzz", &Overrides::default()) else {
-                return Ok(());
-            };
-            if s.topology.nodes.len() > 300 || s.flows.len() > 2_000 {
-                return Ok(());
-            }
-            for v in &mut s.variants {
-                v.limits.max_time = Some(v.limits.time().min(Duration(200_000_000)));
-            }
-            windowed.set(windowed.get() + compare(&s, &label));
-            Ok(())
-        })
-        .unwrap();
+    let windowed = crate::fuzz::on_scaled(&files, 24, compare);
     // Scaled cables under 100 ns, or scaled sample intervals, keep some in time order.
-    assert!(
-        windowed.get() >= 6,
-        "only {} runs went over to window order",
-        windowed.get()
-    );
+    assert!(windowed >= 6, "only {windowed} runs went over to window order");
 }
 
 /// PFC in window order: the deadlock scenario's ring (a cyclic buffer dependency, the looks

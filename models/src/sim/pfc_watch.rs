@@ -51,7 +51,7 @@ impl Sim<'_> {
     }
 
     /// List a storm found by the event of `key` (a partition notes it, to merge the lists).
-    pub(super) fn list_storm(&mut self, port: PortId, held: Held, key: super::parallel::Key) {
+    pub(super) fn list_storm(&mut self, port: PortId, held: Held, key: (Time, u64)) {
         let listed = self.watch.storms.len();
         self.watch.record_storm(port, held);
         if let Some(part) = self.part.as_deref_mut()
