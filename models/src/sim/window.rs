@@ -1,33 +1,33 @@
 //! Window order: the events of a window no longer than the shortest cable, node by node.
 //!
 //! Two nodes affect each other only through their cables: a frame sent at `t` arrives at
-//! `t + delay` or later. So in a window of time shorter than every cable's delay, what one node
-//! does cannot change what another does in the same window, and the window's events may run
-//! in any order that keeps each node's own events in time order: here node after node, each
-//! node's events in the order of one thread's run (time, then rank). This is the argument of
-//! the parallel engine's windows (Chandy and Misra, IEEE TSE 1979), taken down to single nodes
-//! on one thread: a node's ports, buffers and flows stay in the core's cache while its window's
-//! events run, where time order visits every node in turn at each instant and finds each one's
-//! lines gone since its last event.
+//! `t + delay` or later. So in a window no longer than the shortest cable's delay, what one
+//! node does cannot change what another does in the same window, and the window's events may
+//! run in any order that keeps each node's own events in time order: here node after node,
+//! each node's events in the order of one thread's run (time, then rank). This is the argument
+//! of the parallel engine's windows (Chandy and Misra, IEEE TSE 1979), taken down to single
+//! nodes on one thread: a node's ports, buffers and flows stay in the core's cache while its
+//! window's events run, where time order visits every node in turn at each instant and finds
+//! each one's lines gone since its last event.
 //!
-//! The results are those of time order, file for file (`tests/integration/window_order.rs`). What reads
-//! more than one node is kept exact:
+//! The results are those of time order, file for file (`tests/integration/window_order.rs`).
+//! What reads more than one node is kept exact:
 //! * a window is cut after the sample time it holds and after a look for PFC deadlocks:
 //!   those read every node, and run once every node has run the part before;
-//! * the event log's rows are put in the order of the events that wrote them at the end of
-//!   each window (`flush`), before the log's cap applies;
+//! * the event log's rows and the PFC storms found are put in the order of the events that
+//!   wrote them as each part ends (`flush_window`), before their caps apply;
 //! * the rule that idle timers stop once every flow has finished (`Sim::advance`): a node with
-//!   a flow of its own still to finish knows it is not yet so; a node without one sets its
-//!   window's remaining events aside (`hold`) until every other node has run that window, when
-//!   the flows that finished in it, and the last one's place, are known;
+//!   a flow of its own still to finish knows it is not yet so; a node without one sets the
+//!   part's remaining events aside (`hold`) until every other node has run the part, when the
+//!   flows that finished in it, and the last one's place, are known;
 //! * the end of the run is the latest time handled, and a time limit stops after every event
 //!   up to it.
 //!
 //! Runs that read across nodes in other ways stay in time order ([`Windows::new`] says which).
 //!
-//! The queue keeps its radix heap: an event's key is its part of a window, then its node, then its
-//! time in the window, and keys only grow as a run goes on (an event for another node lands in
-//! a later window), which is all the heap asks.
+//! The queue keeps its radix heap: an event's key is its part of a window, then its node, then
+//! its time in the window, and keys only grow as a run goes on (an event for another node lands
+//! in a later window), which is all the heap asks.
 //!
 //! A run on several threads (`parallel`) runs each partition's windows in this order too:
 //! its windows, as long as the shortest cut cable, are made of whole parts.
