@@ -11,7 +11,7 @@ use crate::nic::rx::Admit;
 use crate::nic::send::{Next, SendCtx, send};
 use crate::nic::{Protocol, Sched};
 use crate::packet::{Kind, Packet};
-use sim_core::Time;
+use sim_core::{Duration, Time};
 
 impl Sim<'_> {
     pub(super) fn on_flow_start(&mut self, f: FlowId) {
@@ -311,5 +311,33 @@ impl Sim<'_> {
         self.totals.injected_bytes += pkt.frame as u64;
         self.net.ports[port.idx()].enqueue(&mut self.net.pool, pkt);
         self.start_tx(port);
+    }
+}
+
+impl Sim<'_> {
+    /// True when flow `f` runs between two GPUs of one server (NVLink, not the fabric).
+    pub fn is_local(&self, f: usize) -> bool {
+        let Some((server, _)) = self.servers.as_ref() else {
+            return false;
+        };
+        let s = &self.flows[f].spec;
+        server[s.src.idx()] == server[s.dst.idx()]
+    }
+
+    /// NVLink's time for flow `f` when it runs between two GPUs of one server, else None.
+    pub(super) fn local_time(&self, f: FlowId) -> Option<Duration> {
+        let (server, nvlink) = self.servers.as_ref()?;
+        let s = &self.flows[f.idx()].spec;
+        (server[s.src.idx()] == server[s.dst.idx()]).then(|| nvlink.tx_time(s.size))
+    }
+
+    /// A flow inside one server is done: it took NVLink, not the fabric.
+    pub(super) fn on_local_done(&mut self, f: FlowId) {
+        let now = self.now;
+        let flow = &mut self.flows[f.idx()];
+        flow.received_bytes = flow.spec.size;
+        flow.finish = Some(now);
+        flow.sender_done = Some(now);
+        self.completed(f);
     }
 }

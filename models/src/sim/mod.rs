@@ -43,7 +43,7 @@ use crate::packet::{Kind, Packet};
 use crate::scenario::Variant;
 use crate::switch::Switch;
 pub use parallel::CutRule;
-use sim_core::{Duration, EventQueue, Time};
+use sim_core::{EventQueue, Time};
 
 /// Everything that can happen. 8 bytes: keeps the event queue's entries small.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -433,32 +433,6 @@ impl Sim<'_> {
             self.totals.causality_violations += 1;
         }
         self.queue.push(k, ev);
-    }
-
-    /// True when flow `f` runs between two GPUs of one server (NVLink, not the fabric).
-    pub fn is_local(&self, f: usize) -> bool {
-        let Some((server, _)) = self.servers.as_ref() else {
-            return false;
-        };
-        let s = &self.flows[f].spec;
-        server[s.src.idx()] == server[s.dst.idx()]
-    }
-
-    /// NVLink's time for flow `f` when it runs between two GPUs of one server, else None.
-    fn local_time(&self, f: FlowId) -> Option<Duration> {
-        let (server, nvlink) = self.servers.as_ref()?;
-        let s = &self.flows[f.idx()].spec;
-        (server[s.src.idx()] == server[s.dst.idx()]).then(|| nvlink.tx_time(s.size))
-    }
-
-    /// A flow inside one server is done: it took NVLink, not the fabric.
-    fn on_local_done(&mut self, f: FlowId) {
-        let now = self.now;
-        let flow = &mut self.flows[f.idx()];
-        flow.received_bytes = flow.spec.size;
-        flow.finish = Some(now);
-        flow.sender_done = Some(now);
-        self.completed(f);
     }
 
     /// Flow `f` has delivered its last byte: start the flows that waited for it.
