@@ -3,7 +3,8 @@
 # none: run scenarios at each thread count (and, with --against, with another build of sim
 # too), then compare every output file with the first run's, byte for byte. JSON files
 # (summary.json, a collective's nccl-tests record) are compared without what describes the
-# run rather than the fabric (the command line, wall time, rates per wall second, peak memory).
+# run rather than the fabric (the command line, wall time, rates per wall second, peak memory,
+# how a run on several threads spent its time).
 #
 # Usage: benches/same-results.sh [--threads "1 2 4"] [--against OTHER_SIM] [SCENARIO...]
 #   --threads   thread counts to run each scenario at (default "1 2 4")
@@ -40,6 +41,7 @@ trap 'rm -rf "$work"' EXIT
 # A JSON file without the lines that describe the run, not the fabric.
 fabric_only() {
   awk '/"(command_line|args)": \[/ { skip = 1 } skip { if ($0 ~ /^ *\],?$/) skip = 0; next }
+       /"parallel": \{/ { obj = 1 } obj { if ($0 ~ /^ *\},?$/) obj = 0; next }
        !/"(peak_rss_mb|wall_seconds|events_per_second|packet_hops_per_second|simulated_per_wall)":/' "$1"
 }
 

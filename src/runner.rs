@@ -217,10 +217,13 @@ pub fn simulate(
             let s = &report.summary;
             bar.set_style(ProgressStyle::with_template("{msg}").expect("static template"));
             bar.finish_with_message(format!(
-                "{label}: {} simulated, {}/{} flows done in {wall:.2} s{}",
+                "{label}: {} simulated, {}/{} flows done in {wall:.2} s{}{}",
                 output::human_ns(s.simulated_ns),
                 s.flows_completed,
                 s.flows_total,
+                s.parallel
+                    .as_ref()
+                    .map_or(String::new(), |p| format!(" {}", p.describe(s.packet_hops))),
                 s.incomplete
                     .as_deref()
                     .map_or(String::new(), |why| format!(" ({why})"))

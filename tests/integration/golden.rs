@@ -26,6 +26,9 @@ fn pinned_fields(summary: &serde_json::Value) -> serde_json::Value {
             "events_per_second",
             "packet_hops_per_second",
             "simulated_per_wall",
+            // How the run on several threads went: wall-clock times, and it depends on
+            // the machine's cores.
+            "parallel",
         ] {
             v.as_object_mut().unwrap().remove(k);
         }

@@ -276,3 +276,53 @@ fn scaled_scenarios_give_the_results_of_one_thread() {
     let cut = crate::fuzz::on_scaled(&files, 24, |s, label| compare_scenario(s, label, &[2, 3], false));
     assert!(cut >= 10, "only {cut} runs were cut");
 }
+
+/// What a cut run reports of itself (`Sim::parallel`, `summary.json`'s `parallel`): the
+/// frames that crossed between partitions are the frames the cut cables' ports sent, as a
+/// run on one thread counts them port by port; every window is counted, every thread's
+/// time is either handling events or waiting, and a run that goes back to one thread says
+/// so.
+#[test]
+fn a_cut_run_reports_its_windows_and_the_frames_that_crossed() {
+    use models::sim::parallelism::Partitioning;
+    let file = Path::new("benches/fat-tree-k8.toml");
+    let scenario = load(file, &Overrides::default()).expect("loads");
+    let v = &scenario.variants[0];
+    let mut one = Sim::new(&scenario, v);
+    one.run();
+    assert!(one.parallel.is_none(), "one thread reports no threads");
+    for threads in [2, 3] {
+        let part = Partitioning::by_hosts(&one.net, threads);
+        let node = |p: usize| part.of_node[one.net.port_node[p].idx()];
+        let carried: u64 = (0..one.net.ports.len())
+            .filter(|&p| node(p) != node(one.net.peer[p].idx()))
+            .map(|p| one.net.ports[p].tx.packets)
+            .sum();
+        assert!(carried > 0);
+        let rule = CutRule {
+            min_lookahead: Duration(1),
+            min_events: 1,
+            probe_below_hosts: 0,
+        };
+        let mut cut = Sim::new(&scenario, v);
+        assert_eq!(cut.run_threads_cut_at(&scenario, threads, rule, |_| true), None);
+        let r = cut.parallel.as_ref().expect("a cut run reports how it went");
+        assert_eq!(
+            (r.threads, r.crossed_frames, r.went_back),
+            (threads, carried, false)
+        );
+        assert!(r.windows > 0 && r.busy_seconds.len() == threads);
+        assert!(r.busy_seconds.iter().all(|&b| b > 0.0) && r.waiting_seconds.iter().all(|&w| w >= 0.0));
+    }
+    // Too little work a window (by a rule no run meets): back to one thread after the first
+    // windows, and said.
+    let rule = CutRule {
+        min_lookahead: Duration(1),
+        min_events: u64::MAX,
+        probe_below_hosts: 0,
+    };
+    let mut back = Sim::new(&scenario, v);
+    assert!(back.run_threads_cut_at(&scenario, 2, rule, |_| true).is_some());
+    let r = back.parallel.as_ref().expect("the windows run cut are reported");
+    assert!(r.went_back && r.windows == models::sim::DENSITY_WINDOWS);
+}

@@ -378,6 +378,7 @@ fn parallel_variants_write_what_a_sequential_run_writes() {
         "simulated_per_wall",
         "peak_rss_mb",
         "command_line",
+        "parallel",
     ];
     fn strip(v: &mut serde_json::Value, keys: &[&str]) {
         match v {

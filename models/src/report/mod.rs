@@ -170,6 +170,9 @@ pub struct VariantSummary {
     pub packet_hops_per_second: f64,
     /// Simulated seconds per wall-clock second (above 1: faster than the real fabric).
     pub simulated_per_wall: f64,
+    /// How a run on several threads spent its wall-clock time (absent on one thread).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<crate::sim::ParallelRun>,
     /// Why the run stopped early, or why flows were left unfinished though it was not
     /// stopped (a sender gave up, a flow waits for one that never completes); null when
     /// every flow completed.
@@ -356,6 +359,7 @@ impl VariantReport {
             events_per_second: per_sec(t.events),
             packet_hops_per_second: per_sec(t.packet_hops),
             simulated_per_wall: ns(t.end_time) * 1e-9 / wall_seconds.max(1e-9),
+            parallel: sim.parallel.clone(),
             incomplete: sim
                 .stopped
                 .as_ref()

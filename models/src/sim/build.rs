@@ -280,6 +280,7 @@ impl<'a> Sim<'a> {
             bounds,
             seed: scenario.seed,
             part: None,
+            parallel: None,
         }
     }
 }

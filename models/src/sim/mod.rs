@@ -42,7 +42,7 @@ use crate::nic::{Flow, HostCounters, Nic};
 use crate::packet::{Kind, Packet};
 use crate::scenario::Variant;
 use crate::switch::Switch;
-pub use parallel::CutRule;
+pub use parallel::{CutRule, DENSITY_WINDOWS, ParallelRun};
 use sim_core::{EventQueue, Time};
 
 /// Everything that can happen. 8 bytes: keeps the event queue's entries small.
@@ -208,6 +208,8 @@ pub struct Sim<'a> {
     pub seed: u64,
     /// This run's place in a run on several threads (`parallel`); None on one thread.
     part: Option<Box<parallel::Part>>,
+    /// How the run on several threads went, once it has (None: it ran on one).
+    pub parallel: Option<ParallelRun>,
     /// Hands the pages of freed memory back to the system, where a run frees much of it at
     /// once (the partitions of a run gone back to one thread); set by the caller, who owns
     /// the allocator (`Sim::set_give_back`).

@@ -2,6 +2,7 @@
 //! cable, the samples, the look for PFC deadlocks, the idle-timer rule, the limits and the
 //! progress line.
 
+use super::stats::ParallelRun;
 use super::{DENSITY_WINDOWS, Done, Layout, crew};
 use crate::ids::PortId;
 use crate::sim::pfc_watch::{check_interval, look};
@@ -19,6 +20,8 @@ pub(super) struct Coordinator<'l> {
     /// The time of the last sample taken, and how many were (events of the run).
     pub(super) now: Time,
     pub(super) events: u64,
+    /// Where the windows' wall-clock time went.
+    pub(super) stats: ParallelRun,
 }
 
 impl Coordinator<'_> {
@@ -41,6 +44,7 @@ impl Coordinator<'_> {
             .wall_deadline
             .unwrap_or_else(|| std::time::Instant::now() + max_wall);
         let flows = parts[0].flows.len();
+        let began = std::time::Instant::now();
         loop {
             exchange(parts);
             let next = parts.iter().filter_map(|s| next_time(s)).min();
@@ -90,19 +94,22 @@ impl Coordinator<'_> {
                 s.watch.check_pending = self.look_due;
             }
             let done = done_by(parts, finished == flows, Done::Ask);
-            let held = crew.run_all(parts, until, done, None);
+            let held = crew.run_all(parts, until, done, None, &mut self.stats);
             if held.iter().any(|&h| h) {
                 // Every partition has run its window but the ones holding a timer: whether
                 // every flow had finished by then is known now.
                 let finished: usize = parts.iter().map(|s| s.finished).sum();
                 let done = done_by(parts, finished == flows, Done::Not);
-                crew.run_all(parts, until, done, Some(&held));
+                crew.run_all(parts, until, done, Some(&held), &mut self.stats);
             }
+            self.stats.windows += 1;
             self.time_look(parts);
             let events: u64 = parts.iter().map(|s| s.totals.events).sum::<u64>() + self.events;
             windows += 1;
             if windows == DENSITY_WINDOWS && events < min_events.saturating_mul(DENSITY_WINDOWS) {
                 settle(parts);
+                self.stats.went_back = true;
+                self.stats.close(began.elapsed());
                 return true;
             }
             let p = Progress {
@@ -125,6 +132,7 @@ impl Coordinator<'_> {
             }
         }
         settle(parts);
+        self.stats.close(began.elapsed());
         false
     }
 

@@ -42,6 +42,7 @@
 mod coordinator;
 mod crew;
 mod merge;
+mod stats;
 
 use super::parallelism::Partitioning;
 use super::pfc_watch::check_interval;
@@ -52,6 +53,7 @@ use crate::scenario::Scenario;
 use coordinator::Coordinator;
 use sim_core::queue::Simultaneous;
 use sim_core::{Duration, EventQueue, Time};
+pub use stats::ParallelRun;
 
 /// Cut cables shorter than this (about 50 m of fibre) leave too little lookahead for a
 /// window to hold more work than its barrier costs: such fabrics run on one thread.
@@ -133,6 +135,8 @@ pub(super) struct Part {
     pub storm_keys: Vec<Key>,
     /// An XOFF began while no look for deadlocks was due: the coordinator times the next.
     pub first_xoff: Option<Time>,
+    /// Frames sent into a cut cable.
+    crossed: u64,
     /// The flows whose last byte arrives in this partition, and the key of the last that did.
     mine: usize,
     pub last_done: Key,
@@ -155,6 +159,7 @@ impl Part {
     #[inline]
     pub(super) fn post(&mut self, to: u32, at: Time, arrives: Time, p: PortId, pkt: Packet) {
         self.outbox[to as usize].push((at, p, pkt));
+        self.crossed += 1;
         let first = &mut self.outbox_first[to as usize];
         *first = (*first).min(arrives);
     }
@@ -354,6 +359,7 @@ impl<'a> Sim<'a> {
             now: Time::ZERO,
             events: 0,
             layout: &layout,
+            stats: ParallelRun::new(threads),
         };
         let sparse = std::thread::scope(|scope| {
             let crew = crew::Crew::start(scope, threads - 1);
@@ -361,8 +367,10 @@ impl<'a> Sim<'a> {
         });
         let (now, events, sample) = (coord.now, coord.events, coord.next_sample);
         let (look, look_due) = (coord.next_look, coord.look_due);
+        let mut stats = coord.stats;
         for s in parts.iter_mut() {
             s.leave_windows();
+            stats.crossed_frames += s.part.as_deref().map_or(0, |p| p.crossed);
         }
         merge::merge(&mut parts, &layout);
         if sparse {
@@ -376,6 +384,7 @@ impl<'a> Sim<'a> {
             give_back();
         }
         let head = self;
+        head.parallel = Some(stats);
         head.now = head.now.max(now);
         head.totals.events += events;
         if sparse {
@@ -465,6 +474,7 @@ impl<'a> Sim<'a> {
             log_keys: Vec::new(),
             storm_keys: Vec::new(),
             first_xoff: None,
+            crossed: 0,
             mine: layout.finisher.iter().filter(|&&p| p == me).count(),
             last_done: (Time::ZERO, 0),
             held: None,
