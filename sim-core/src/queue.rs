@@ -113,7 +113,7 @@ impl<E: Simultaneous + Copy> EventQueue<E> {
 
     /// Schedule `event` at `at`. Scheduling before the last popped time is a causality bug:
     /// it panics in debug builds and is clamped to "now" in release builds.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, at: Time, event: E) {
         debug_assert!(
             at.0 >= self.last,

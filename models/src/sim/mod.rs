@@ -423,7 +423,11 @@ impl Sim<'_> {
         self.windowed
     }
 
-    #[inline]
+    /// Out of line, as one function: the key and the queue's push are inlined into it, and
+    /// its callers are many (a copy inlined in each crate that instantiates the event loop
+    /// would be renamed by the linker's merge, `schedule.NNNN`, a name that moves from build
+    /// to build and so falls out of `link/symbol-order.txt`).
+    #[inline(never)]
     fn schedule(&mut self, at: Time, ev: Event) {
         if let Event::DeadlockCheck = ev
             && let Some(w) = self.win.as_deref_mut()

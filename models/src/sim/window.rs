@@ -42,12 +42,16 @@ use sim_core::queue::Simultaneous;
 /// Cables shorter than this (20 m) leave windows of a few events per node: time order.
 const MIN_WINDOW: u64 = 100_000;
 
+/// Bits of a part's number within its window (at most three parts).
+const PART_BITS: u32 = 2;
+
 /// A run's windows, and what runs in window order needs to stay exact.
 ///
 /// Keys: a window of `len` ps is cut after the sample time and the look for PFC deadlocks it
-/// holds, if any, into at most three parts, numbered `3 x window + part`; then comes the
-/// node's slot (its number; the held nodes' slot after every node's; then the slot of what
-/// reads every node: samples, looks), then the time since the window began, in `bits` bits.
+/// holds, if any, into at most three parts, numbered `4 x window + part` (a shift, where
+/// `3 x window` took a division to decode); then comes the node's slot (its number; the held
+/// nodes' slot after every node's; then the slot of what reads every node: samples, looks),
+/// then the time since the window began, in `bits` bits.
 pub(super) struct Windows {
     /// A window is `len` ps: the shortest cable's delay, or the interval between samples if
     /// shorter (at most one sample a window). Windows start at multiples of it, so the
@@ -57,6 +61,9 @@ pub(super) struct Windows {
     bits: u32,
     /// Bits of a slot in a key.
     node_bits: u32,
+    /// Where a key's part begins (`node_bits + bits`), and the mask of its time in the window.
+    part_shift: u32,
+    low_mask: u64,
     /// The slot after every node's, where a held node's events run; the sample's is next.
     held_slot: u64,
     /// Samples fall on multiples of this (ps).
@@ -70,8 +77,12 @@ pub(super) struct Windows {
     /// The earliest XOFF of the current part while no look was due: the next look is timed
     /// from it when the part ends (time order times it from the first XOFF).
     pub(super) first_xoff: Option<Time>,
-    /// The part being run (`3 x window + part`).
+    /// The part being run (`4 x window + part`).
     current: u64,
+    /// Its window, and the time that window begins (`window x len`): the window of an event
+    /// in it or the next is found without a division.
+    window_now: u64,
+    window_start: u64,
     /// Nodes whose events of the current part were set aside (`hold`).
     held: Vec<u32>,
     /// Per port: the node at its cable's far end (where its frames arrive).
@@ -135,7 +146,7 @@ impl Windows {
         let nodes = sim.net.port_node.iter().map(|n| n.0 + 1).max().unwrap_or(0) as u64;
         let node_bits = 64 - (nodes + 1).leading_zeros();
         let last = Time::ZERO + v.limits.time();
-        let parts = (last.0 / len + 1) * 3;
+        let parts = (last.0 / len + 1) << PART_BITS;
         if node_bits + bits >= 64 || parts >> (64 - node_bits - bits) != 0 {
             return None;
         }
@@ -165,12 +176,16 @@ impl Windows {
             len,
             bits,
             node_bits,
+            part_shift: node_bits + bits,
+            low_mask: (1 << bits) - 1,
             held_slot: nodes,
             sample_every,
             next_sampled: (0, 0),
             looks: Vec::new(),
             first_xoff: None,
             current: 0,
+            window_now: 0,
+            window_start: 0,
             held: Vec::new(),
             far,
             own,
@@ -184,7 +199,7 @@ impl Windows {
         };
         let b = sim.now.0 / len;
         w.next_sampled = w.sampled_from(b);
-        w.current = w.part(sim.now.0);
+        w.set_current(w.part(sim.now.0));
         Some(Box::new(w))
     }
 
@@ -233,18 +248,43 @@ impl Windows {
         (cuts, n)
     }
 
-    /// The part of time `t` (`3 x window` + how many of its window's cuts come before `t`),
+    /// The part being run is `h`.
+    fn set_current(&mut self, h: u64) {
+        self.current = h;
+        self.window_now = h >> PART_BITS;
+        self.window_start = self.window_now * self.len;
+    }
+
+    /// The window of time `t` and the time since it began: nearly every event is due in the
+    /// current window or the next (a cable's delay is at least a window), found so without
+    /// a division.
+    #[inline(always)]
+    fn window_of(&self, t: u64) -> (u64, u64) {
+        let d = t.wrapping_sub(self.window_start);
+        if d < self.len {
+            (self.window_now, d)
+        } else if d - self.len < self.len {
+            (self.window_now + 1, d - self.len)
+        } else {
+            let b = t / self.len;
+            (b, t - b * self.len)
+        }
+    }
+
+    /// The part of time `t` (`4 x window` + how many of its window's cuts come before `t`),
     /// and the time since its window began.
     #[inline(always)]
     fn place(&self, t: u64) -> (u64, u64) {
-        let b = t / self.len;
-        let low = t - b * self.len;
+        let (b, low) = self.window_of(t);
         if self.looks.is_empty() {
             let after = self.sample_in(b).is_some_and(|ts| t > ts);
-            return (3 * b + after as u64, low);
+            return ((b << PART_BITS) + after as u64, low);
         }
         let (cuts, n) = self.cuts(b);
-        (3 * b + cuts[..n].iter().filter(|&&c| t > c).count() as u64, low)
+        (
+            (b << PART_BITS) + cuts[..n].iter().filter(|&&c| t > c).count() as u64,
+            low,
+        )
     }
 
     /// A look for PFC deadlocks is due at `t`: its window is cut after it.
@@ -264,8 +304,8 @@ impl Windows {
         }
         let part = self.part(t.0);
         (part != self.window(k)).then(|| {
-            let below = k.0 & ((1 << (self.node_bits + self.bits)) - 1);
-            Time((part << (self.node_bits + self.bits)) | below)
+            let below = k.0 & ((1 << self.part_shift) - 1);
+            Time((part << self.part_shift) | below)
         })
     }
 
@@ -278,20 +318,20 @@ impl Windows {
             Some(n) => n as u64,
             None => self.held_slot + 1,
         };
-        Time((h << (self.node_bits + self.bits)) | (slot << self.bits) | low)
+        Time((h << self.part_shift) | (slot << self.bits) | low)
     }
 
     /// The time of an event of key `k`.
     #[inline(always)]
     pub(super) fn time(&self, k: Time) -> Time {
-        let b = (k.0 >> (self.node_bits + self.bits)) / 3;
-        Time(b * self.len + (k.0 & ((1 << self.bits) - 1)))
+        let b = k.0 >> (self.part_shift + PART_BITS);
+        Time(b * self.len + (k.0 & self.low_mask))
     }
 
     /// The part of key `k`.
     #[inline(always)]
     pub(super) fn window(&self, k: Time) -> u64 {
-        k.0 >> (self.node_bits + self.bits)
+        k.0 >> self.part_shift
     }
 
     /// The event about to be handled.
@@ -339,7 +379,7 @@ impl Windows {
 
     /// The first and last times of part `h`.
     fn span(&self, h: u64) -> (u64, u64) {
-        let (b, j) = (h / 3, (h % 3) as usize);
+        let (b, j) = (h >> PART_BITS, (h & ((1 << PART_BITS) - 1)) as usize);
         let (cuts, n) = self.cuts(b);
         let start = if j == 0 {
             b * self.len
@@ -370,7 +410,7 @@ impl Windows {
 
     /// The largest key of an event at or before `until`, the end of a part.
     pub(super) fn bound(&self, until: Time) -> Time {
-        Time(((self.part(until.0) + 1) << (self.node_bits + self.bits)) - 1)
+        Time(((self.part(until.0) + 1) << self.part_shift) - 1)
     }
 
     /// Flow `f` finished at the event being handled.
@@ -395,7 +435,7 @@ impl Windows {
 
 impl Sim<'_> {
     /// The queue's key of `ev` at `at`: its time, or its place in window order.
-    #[inline]
+    #[inline(always)]
     pub(super) fn key(&self, at: Time, ev: Event) -> Time {
         match self.win.as_deref() {
             None => at,
@@ -530,8 +570,8 @@ impl Sim<'_> {
     pub(super) fn next_window(&mut self, w: u64) {
         self.flush_window();
         let win = self.win.as_deref_mut().expect("in windows");
-        win.current = w;
-        let b = w / 3;
+        win.set_current(w);
+        let b = w >> PART_BITS;
         if b > win.next_sampled.0 {
             win.next_sampled = win.sampled_from(b);
         }
