@@ -61,7 +61,7 @@ pub(super) struct Windows {
     bits: u32,
     /// Bits of a slot in a key.
     node_bits: u32,
-    /// Where a key's part begins (`node_bits + bits`), and the mask of its time in the window.
+    /// Where a key's part begins (`node_bits + bits`); the mask of its time in the window.
     part_shift: u32,
     low_mask: u64,
     /// The slot after every node's, where a held node's events run; the sample's is next.
@@ -79,8 +79,7 @@ pub(super) struct Windows {
     pub(super) first_xoff: Option<Time>,
     /// The part being run (`4 x window + part`).
     current: u64,
-    /// Its window, and the time that window begins (`window x len`): the window of an event
-    /// in it or the next is found without a division.
+    /// Its window and when that begins: `window_of` finds a window without a division.
     window_now: u64,
     window_start: u64,
     /// Nodes whose events of the current part were set aside (`hold`).
@@ -256,8 +255,7 @@ impl Windows {
     }
 
     /// The window of time `t` and the time since it began: nearly every event is due in the
-    /// current window or the next (a cable's delay is at least a window), found so without
-    /// a division.
+    /// current window or the next (a cable's delay is at least a window), found so quickly.
     #[inline(always)]
     fn window_of(&self, t: u64) -> (u64, u64) {
         let d = t.wrapping_sub(self.window_start);
