@@ -1,4 +1,4 @@
-//! Window order gives the results of time order (`models/src/sim/window.rs`): a run on one
+//! Window order gives the results of time order (`models/src/sim/window/`): a run on one
 //! thread that handles each short window's events node by node writes what the run in time
 //! order writes, for every shipped scenario and bench that can run so, and for shipped
 //! scenarios with their numbers scaled.

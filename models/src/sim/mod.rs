@@ -182,7 +182,7 @@ pub struct Sim<'a> {
     queue: EventQueue<Event>,
     /// Whether the event loops prefetch ([`prefetch::worth_it`]).
     prefetching: bool,
-    /// Whether a run on one thread may go over to window order (`window.rs`); tests turn it
+    /// Whether a run on one thread may go over to window order (`window/`); tests turn it
     /// off to compare the two orders.
     pub window_order: bool,
     /// The windows of a run in window order; None in time order.
@@ -418,7 +418,7 @@ impl Sim<'_> {
         self.now
     }
 
-    /// Whether the run went over to window order (`window.rs`).
+    /// Whether the run went over to window order (`window/`).
     pub fn ran_in_windows(&self) -> bool {
         self.windowed
     }

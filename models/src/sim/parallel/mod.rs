@@ -486,7 +486,7 @@ impl<'a> Sim<'a> {
     /// to hold an idle timer ([`Done::Ask`]).
     fn run_window(&mut self, until: Time, done: Done) -> bool {
         self.take_inbox();
-        // In window order (`window.rs`) the queue's keys are places: the window ends with the
+        // In window order (`window/`) the queue's keys are places: the window ends with the
         // half-window `until` ends (the coordinator aligns it, `Windows::align`).
         let bound = self.win.as_deref().map_or(until, |w| w.bound(until));
         let max_time = Time::ZERO + self.variant.limits.time();
